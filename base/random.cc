@@ -1,0 +1,71 @@
+// base/random.cc: splitmix64-based generators behind the Rand* helpers.
+// SPDX-License-Identifier: Apache-2.0
+#include "base/random.h"
+
+#include <cmath>
+#include <mutex>
+
+#include "base/error.h"
+
+namespace cuctx {
+namespace {
+
+// splitmix64: one 64-bit state word, good statistical quality, and cheap to copy into a
+// RandomState; much smaller than a Mersenne twister state.
+uint64 NextBits(uint64* state) {
+  uint64 z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::mutex g_mutex;
+uint64 g_state = 0;
+
+uint64 Draw(RandomState* state) {
+  if (state != nullptr) return NextBits(&state->seed);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return NextBits(&g_state);
+}
+
+}  // namespace
+
+RandomState::RandomState() : seed(Draw(nullptr)) {}
+
+void SetRandomSeed(uint64 seed) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_state = seed;
+}
+
+int Rand(RandomState* state) { return static_cast<int>(Draw(state) >> 33); }
+
+int32 RandInt(int32 min_val, int32 max_val, RandomState* state) {
+  CUCTX_CHECK(max_val >= min_val) << "RandInt: max_val " << max_val << " < min_val " << min_val;
+  uint64 span = static_cast<uint64>(static_cast<int64>(max_val) - min_val) + 1;
+  return static_cast<int32>(min_val + static_cast<int64>(Draw(state) % span));
+}
+
+float RandUniform(RandomState* state) {
+  // 24 random bits plus one half-step: strictly inside (0, 1) in float.
+  uint64 bits = Draw(state) >> 40;
+  return (static_cast<float>(bits) + 0.5f) * (1.0f / 16777216.0f);
+}
+
+float RandGauss(RandomState* state) {
+  float u1 = RandUniform(state), u2 = RandUniform(state);
+  return std::sqrt(-2.0f * std::log(u1)) * std::cos(6.283185307179586f * u2);
+}
+
+void RandGauss2(float* a, float* b, RandomState* state) {
+  float u1 = RandUniform(state), u2 = RandUniform(state);
+  float r = std::sqrt(-2.0f * std::log(u1));
+  *a = r * std::cos(6.283185307179586f * u2);
+  *b = r * std::sin(6.283185307179586f * u2);
+}
+
+bool WithProb(float prob, RandomState* state) {
+  CUCTX_CHECK(prob >= 0.0f && prob <= 1.0f) << "WithProb: prob " << prob << " outside [0, 1]";
+  return RandUniform(state) < prob;
+}
+
+}  // namespace cuctx

@@ -1,0 +1,97 @@
+# common.mk: compilers, flags, CUDA detection, build variants and pattern rules.
+# This is the only place that knows about compilers; module.mk files only list sources.
+# `make print-config` shows the values in effect. Everything here can be overridden on the command line.
+
+CUDA_HOME ?= /usr/local/cuda
+CUDA      ?= $(if $(wildcard $(CUDA_HOME)/bin/nvcc),1,0)
+CUDA_ARCH ?= sm_90
+DEBUG     ?= 0
+SAN       ?=
+WERROR    ?= 0
+PREFIX    ?= /usr/local
+CXX       ?= g++
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+
+# ---- variant: each one builds into its own tree ------------------------------------------------
+ifeq ($(SAN),address)
+  VARIANT := asan
+else ifeq ($(SAN),undefined)
+  VARIANT := ubsan
+else ifneq ($(SAN),)
+  $(error SAN must be empty, 'address' or 'undefined' (got '$(SAN)'))
+else ifeq ($(DEBUG),1)
+  VARIANT := debug
+else
+  VARIANT := release
+endif
+ifneq ($(CUDA),1)
+  VARIANT := $(if $(filter release,$(VARIANT)),cpu,cpu-$(VARIANT))
+endif
+BUILD ?= build/$(VARIANT)
+OBJ   := $(BUILD)/obj
+LIB   := $(BUILD)/lib
+
+# ---- flags shared by both compilers ---------------------------------------------------------------
+CPPFLAGS := -I. -DCUCTX_HAVE_CUDA=$(CUDA)
+WARN     := -Wall -Wextra -Wshadow -Wnon-virtual-dtor $(if $(filter 1,$(WERROR)),-Werror)
+OPT_release := -O2 -g -DNDEBUG
+OPT_debug   := -O0 -g -DCUCTX_SYNC_CHECKS_DEFAULT=1
+OPT_asan    := -O1 -g -fsanitize=address -fno-omit-frame-pointer
+OPT_ubsan   := -O1 -g -fsanitize=undefined -fno-sanitize-recover=undefined
+OPT := $(OPT_$(VARIANT:cpu-%=%))
+ifeq ($(VARIANT),cpu)
+  OPT := $(OPT_release)
+endif
+CXXFLAGS := -std=c++17 -fPIC -pthread $(WARN) $(OPT)
+LDFLAGS  := -pthread $(filter -fsanitize=%,$(OPT))
+LDLIBS   := -lopenblas
+
+ifeq ($(CUDA),1)
+  # Host code compiled by g++ gets the same per-thread default stream as nvcc's --default-stream.
+  CPPFLAGS  += -I$(CUDA_HOME)/include -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1
+  ARCH_NUM  := $(CUDA_ARCH:sm_%=%)
+  NVCCFLAGS := -std=c++17 --default-stream per-thread -I. -DCUCTX_HAVE_CUDA=1 \
+               -gencode arch=compute_$(ARCH_NUM),code=[sm_$(ARCH_NUM),compute_$(ARCH_NUM)] \
+               -Xcompiler=-fPIC,-Wall,-Wextra $(if $(filter debug,$(VARIANT)),-G -g -DCUCTX_SYNC_CHECKS_DEFAULT=1,-O2 -lineinfo -DNDEBUG)
+  CUDA_LIBDIR := $(CUDA_HOME)/lib64
+  LDFLAGS   += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR)
+  LDLIBS    += -lcusolver -lcusparse -lcurand -lcublas -lcudart
+endif
+LDLIBS += -lm -ldl
+
+GTEST_LIBS := -lgtest
+
+# ---- flags stamp: rewritten only when the flags change, and every object depends on it ----------
+FLAGS_TEXT  := $(CXX) $(CPPFLAGS) $(CXXFLAGS) | $(NVCC) $(NVCCFLAGS) | $(LDFLAGS) $(LDLIBS)
+FLAGS_STAMP := $(BUILD)/flags.stamp
+$(shell mkdir -p $(BUILD) && (echo '$(FLAGS_TEXT)' | cmp -s - $(FLAGS_STAMP) || echo '$(FLAGS_TEXT)' > $(FLAGS_STAMP)))
+
+# ---- pattern rules (dependency files come from -MMD -MP for both compilers) ---------------------
+$(OBJ)/%.o: %.cc $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	@echo "  CXX   $<"
+	@$(CXX) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
+
+$(OBJ)/%.o: %.cu $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	@echo "  NVCC  $<"
+	@$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+
+# ---- per-module rules: $(1) is the folder name --------------------------------------------------
+# A module.mk sets <dir>_SRCS (.cc), <dir>_CU (.cu, built only with CUDA=1), <dir>_TESTS (sources
+# under tests/<dir>/) and <dir>_DEPS (modules it links against).
+define MODULE_RULES
+$(1)_OBJS := $$(addprefix $$(OBJ)/$(1)/,$$($(1)_SRCS:.cc=.o))
+ifeq ($$(CUDA),1)
+  $(1)_OBJS += $$(addprefix $$(OBJ)/$(1)/,$$($(1)_CU:.cu=.o))
+endif
+$(1)_LIB := $$(LIB)/libcuctx-$(1).a
+$$($(1)_LIB): $$($(1)_OBJS)
+	@mkdir -p $$(@D)
+	@echo "  AR    $$@"
+	@rm -f $$@ && $$(AR) rcs $$@ $$^
+$(1)_TEST_BINS := $$(addprefix $$(BUILD)/tests/$(1)/,$$(basename $$($(1)_TESTS)))
+ALL_OBJS += $$($(1)_OBJS) $$(addprefix $$(OBJ)/tests/$(1)/,$$($(1)_TESTS:.cc=.o))
+ALL_LIBS := $$($(1)_LIB) $$(ALL_LIBS)
+TEST_BINS += $$($(1)_TEST_BINS)
+endef

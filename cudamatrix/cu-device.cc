@@ -1,0 +1,398 @@
+// cudamatrix/cu-device.cc: device selection, the process-wide registry and per-thread handles.
+// SPDX-License-Identifier: Apache-2.0
+#include "cudamatrix/cu-device.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+
+#if CUCTX_HAVE_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <curand.h>
+#include <cusolverDn.h>
+#include <cusparse.h>
+
+#include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-kernels.h"
+#endif
+
+namespace cuctx {
+namespace {
+
+// State shared by all threads. Leaked on purpose: no CUDA call may run from a static destructor
+// after main returns.
+struct Registry {
+  std::mutex mutex;
+  std::atomic<int> device_id{-1};  // the process's selected device, -1 for none
+  bool gpu_selected = false;       // a GPU was selected (selecting again is then an error)
+  std::string no_gpu_reason = "no device selected yet (call SelectGpuId)";
+  // Per-device state, indexed by device ordinal; only the selected device's entry is filled today.
+  std::vector<std::unique_ptr<CuDeviceProperties>> properties;
+};
+
+Registry& GetRegistry() {
+  static Registry* registry = new Registry;
+  return *registry;
+}
+
+constexpr const char* kModes = "yes, no, optional or wait";
+
+#if CUCTX_HAVE_CUDA
+std::string CudaReason(cudaError_t e) {
+  std::ostringstream out;
+  out << cudaGetErrorName(e) << " (" << cudaGetErrorString(e) << ")";
+  return out.str();
+}
+
+// Picks a device. Returns -1 and sets *reason when none is usable; *busy is true when devices
+// exist but all are taken (exclusive mode), the case in which "wait" mode retries.
+int ChooseDevice(std::string* reason, bool* busy) {
+  *busy = false;
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    *reason = "cudaGetDeviceCount failed: " + CudaReason(e);
+    return -1;
+  }
+  if (count == 0) {
+    *reason = "cudaGetDeviceCount found no CUDA devices";
+    return -1;
+  }
+  std::vector<int> candidates;
+  bool all_exclusive = true;
+  for (int d = 0; d < count; ++d) {
+    int mode = cudaComputeModeDefault;
+    if (cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, d) != cudaSuccess) continue;
+    if (mode == cudaComputeModeProhibited) continue;
+    if (mode == cudaComputeModeDefault) all_exclusive = false;
+    candidates.push_back(d);
+  }
+  if (candidates.empty()) {
+    *reason = "all " + std::to_string(count) + " devices are in compute-prohibited mode";
+    return -1;
+  }
+  if (all_exclusive) {
+    // In exclusive mode the driver decides: the first device whose context we can create is ours.
+    for (int d : candidates) {
+      if (cudaSetDevice(d) == cudaSuccess && cudaFree(nullptr) == cudaSuccess) return d;
+      cudaGetLastError();
+    }
+    *busy = true;
+    *reason = "all devices are in exclusive mode and busy";
+    return -1;
+  }
+  if (candidates.size() == 1) return candidates[0];
+  int best = -1;
+  double best_ratio = -1.0;
+  for (int d : candidates) {
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaSetDevice(d) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+      cudaGetLastError();
+      continue;
+    }
+    double ratio = total_bytes > 0 ? static_cast<double>(free_bytes) / total_bytes : 0.0;
+    CUCTX_VLOG(1) << "device " << d << ": free/total = " << ratio;
+    if (ratio > best_ratio) {
+      best_ratio = ratio;
+      best = d;
+    }
+  }
+  if (best < 0) {
+    *busy = true;
+    *reason = "no device could report its memory (all busy?)";
+  }
+  return best;
+}
+
+void ReadProperties(int id, CuDeviceProperties* p) {
+  cudaDeviceProp prop;
+  CUCTX_CUDA_CHECK(cudaGetDeviceProperties(&prop, id));
+  p->id = id;
+  p->name = prop.name;
+  p->major = prop.major;
+  p->minor = prop.minor;
+  p->multiprocessors = prop.multiProcessorCount;
+  p->total_memory = static_cast<int64>(prop.totalGlobalMem);
+  p->memory_bus_width = prop.memoryBusWidth;
+  int value = 0;
+  if (cudaDeviceGetAttribute(&value, cudaDevAttrMemoryClockRate, id) == cudaSuccess)
+    p->memory_clock_khz = value;
+  if (cudaDeviceGetAttribute(&value, cudaDevAttrEccEnabled, id) == cudaSuccess)
+    p->ecc_enabled = value != 0;
+  if (cudaDeviceGetAttribute(&value, cudaDevAttrComputeMode, id) == cudaSuccess)
+    p->compute_mode = value;
+  CUCTX_CUDA_CHECK(cudaDriverGetVersion(&p->driver_version));
+  CUCTX_CUDA_CHECK(cudaRuntimeGetVersion(&p->runtime_version));
+}
+
+// Makes `id` the process's device: creates its context and records its properties.
+void UseDevice(Registry& r, int id) {
+  CUCTX_CUDA_CHECK(cudaSetDevice(id));
+  CUCTX_CUDA_CHECK(cudaFree(nullptr));  // forces context creation now, not at the first kernel
+  if (static_cast<int>(r.properties.size()) <= id) r.properties.resize(id + 1);
+  r.properties[id] = std::make_unique<CuDeviceProperties>();
+  ReadProperties(id, r.properties[id].get());
+  r.gpu_selected = true;
+  r.no_gpu_reason.clear();
+  r.device_id.store(id);
+  const CuDeviceProperties& p = *r.properties[id];
+  CUCTX_LOG << "selected GPU " << id << ": " << p.name << " (compute capability " << p.major << "."
+            << p.minor << ", " << (p.total_memory >> 20) << " MiB)";
+}
+#endif  // CUCTX_HAVE_CUDA
+
+}  // namespace
+
+CuDevice& CuDevice::Instantiate() {
+  thread_local CuDevice device;
+  return device;
+}
+
+CuDevice::CuDevice() { AttachToSelectedDevice(); }
+
+void CuDevice::AttachToSelectedDevice() {
+#if CUCTX_HAVE_CUDA
+  int id = GetRegistry().device_id.load();
+  if (id >= 0 && id != device_id_) {
+    CUCTX_CUDA_CHECK(cudaSetDevice(id));
+    device_id_ = id;
+  }
+#endif
+}
+
+CuDevice::~CuDevice() {
+#if CUCTX_HAVE_CUDA
+  // Thread exit: destroy this thread's handles without throwing.
+  if (cublas_ != nullptr) {
+    cublasStatus_t s = cublasDestroy(cublas_);
+    if (s != CUBLAS_STATUS_SUCCESS)
+      internal::WarnStatus(internal::kCublasLib, s, "cublasDestroy", __func__, __FILE__, __LINE__);
+  }
+  if (cusparse_ != nullptr) {
+    cusparseStatus_t s = cusparseDestroy(cusparse_);
+    if (s != CUSPARSE_STATUS_SUCCESS)
+      internal::WarnStatus(internal::kCusparseLib, s, "cusparseDestroy", __func__, __FILE__,
+                           __LINE__);
+  }
+  if (curand_ != nullptr) {
+    curandStatus_t s = curandDestroyGenerator(curand_);
+    if (s != CURAND_STATUS_SUCCESS)
+      internal::WarnStatus(internal::kCurandLib, s, "curandDestroyGenerator", __func__, __FILE__,
+                           __LINE__);
+  }
+  if (cusolver_ != nullptr) {
+    cusolverStatus_t s = cusolverDnDestroy(cusolver_);
+    if (s != CUSOLVER_STATUS_SUCCESS)
+      internal::WarnStatus(internal::kCusolverLib, s, "cusolverDnDestroy", __func__, __FILE__,
+                           __LINE__);
+  }
+#endif
+}
+
+void CuDevice::SelectGpuId(const std::string& use_gpu) {
+  if (use_gpu != "yes" && use_gpu != "no" && use_gpu != "optional" && use_gpu != "wait")
+    CUCTX_ERR << "--use-gpu must be " << kModes << "; got \"" << use_gpu << "\"";
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (r.gpu_selected)
+    CUCTX_ERR << "SelectGpuId(\"" << use_gpu << "\") called after GPU " << r.device_id.load()
+              << " was already selected; select the device once per process";
+  if (use_gpu == "no") {
+    r.no_gpu_reason = "--use-gpu=no";
+    CUCTX_VLOG(1) << "using the CPU (--use-gpu=no)";
+    return;
+  }
+#if CUCTX_HAVE_CUDA
+  std::string reason;
+  bool busy = false;
+  int id = ChooseDevice(&reason, &busy);
+  if (use_gpu == "wait") {
+    auto start = std::chrono::steady_clock::now();
+    int attempts = 0;
+    while (id < 0 && busy) {
+      double waited =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (attempts++ % 12 == 0)
+        CUCTX_WARN << "--use-gpu=wait: no free GPU yet (" << reason << "); waited "
+                   << static_cast<int>(waited) << " s so far, retrying every 5 s";
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+      id = ChooseDevice(&reason, &busy);
+    }
+    if (id >= 0 && attempts > 0) {
+      double waited =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      CUCTX_LOG << "--use-gpu=wait: got GPU " << id << " after waiting " << waited << " s";
+    }
+  }
+  if (id >= 0) {
+    UseDevice(r, id);
+    device_id_ = id;
+    return;
+  }
+  r.no_gpu_reason = reason;
+  if (use_gpu == "optional") {
+    CUCTX_WARN << "no usable GPU (" << reason << "); running on the CPU";
+    return;
+  }
+  CUCTX_ERR << "--use-gpu=" << use_gpu << " but no GPU could be used: " << reason;
+#else
+  r.no_gpu_reason = "built without CUDA";
+  if (use_gpu == "optional") {
+    CUCTX_VLOG(1) << "cuctx was built without CUDA; running on the CPU";
+    return;
+  }
+  CUCTX_ERR << "--use-gpu=" << use_gpu << " but cuctx was built without CUDA (make CUDA=0)";
+#endif
+}
+
+void CuDevice::SelectAndInitializeGpuIdWithExistingCudaContext(int dev_id) {
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (r.gpu_selected)
+    CUCTX_ERR << "a GPU (" << r.device_id.load() << ") is already selected for this process";
+#if CUCTX_HAVE_CUDA
+  int count = 0;
+  CUCTX_CUDA_CHECK(cudaGetDeviceCount(&count));
+  CUCTX_CHECK(dev_id >= 0 && dev_id < count)
+      << "dev_id " << dev_id << " out of range: " << count << " device(s)";
+  UseDevice(r, dev_id);
+  device_id_ = dev_id;
+#else
+  CUCTX_ERR << "cannot use GPU " << dev_id << ": cuctx was built without CUDA";
+#endif
+}
+
+bool CuDevice::Enabled() const { return GetRegistry().device_id.load() >= 0; }
+
+int CuDevice::DeviceId() const { return GetRegistry().device_id.load(); }
+
+const CuDeviceProperties& CuDevice::Properties() const {
+  Registry& r = GetRegistry();
+  int id = r.device_id.load();
+  if (id < 0) CUCTX_ERR << "no GPU is selected: " << r.no_gpu_reason;
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return *r.properties[id];
+}
+
+std::string CuDevice::DeviceName() const { return Enabled() ? Properties().name : "none"; }
+
+std::string CuDevice::NoGpuReason() const {
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.no_gpu_reason;
+}
+
+bool CuDevice::DoublePrecisionSupported() const {
+  if (!Enabled()) return false;
+  const CuDeviceProperties& p = Properties();
+  return p.major > 1 || (p.major == 1 && p.minor >= 3);
+}
+
+bool CuDevice::IsComputeExclusive() const {
+  if (!Enabled()) return false;
+  int mode = Properties().compute_mode;
+  return mode == 1 || mode == 3;  // exclusive-thread or exclusive-process
+}
+
+void CuDevice::DeviceGetName(char* name, int32 len, int32 dev) {
+  CUCTX_CHECK(name != nullptr && len > 0) << "DeviceGetName needs a buffer";
+#if CUCTX_HAVE_CUDA
+  cudaDeviceProp prop;
+  CUCTX_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  std::strncpy(name, prop.name, len - 1);
+  name[len - 1] = '\0';
+#else
+  (void)dev;
+  std::strncpy(name, "none", len - 1);
+  name[len - 1] = '\0';
+#endif
+}
+
+int32 CuDevice::GetMatrixAlignment() const { return Enabled() ? 256 : 0; }
+
+void* CuDevice::Stream() const {
+#if CUCTX_HAVE_CUDA
+  return static_cast<void*>(cudaStreamPerThread);
+#else
+  return nullptr;
+#endif
+}
+
+#if CUCTX_HAVE_CUDA
+cublasContext* CuDevice::GetCublasHandle() {
+  if (cublas_ == nullptr) {
+    CUCTX_CHECK(Enabled()) << "GetCublasHandle: no GPU selected (" << NoGpuReason() << ")";
+    AttachToSelectedDevice();
+    CUCTX_CUBLAS_CHECK(cublasCreate(&cublas_));
+    CUCTX_CUBLAS_CHECK(cublasSetStream(cublas_, cudaStreamPerThread));
+  }
+  return cublas_;
+}
+
+cusparseContext* CuDevice::GetCusparseHandle() {
+  if (cusparse_ == nullptr) {
+    CUCTX_CHECK(Enabled()) << "GetCusparseHandle: no GPU selected (" << NoGpuReason() << ")";
+    AttachToSelectedDevice();
+    CUCTX_CUSPARSE_CHECK(cusparseCreate(&cusparse_));
+    CUCTX_CUSPARSE_CHECK(cusparseSetStream(cusparse_, cudaStreamPerThread));
+  }
+  return cusparse_;
+}
+
+curandGenerator_st* CuDevice::GetCurandHandle() {
+  if (curand_ == nullptr) {
+    CUCTX_CHECK(Enabled()) << "GetCurandHandle: no GPU selected (" << NoGpuReason() << ")";
+    AttachToSelectedDevice();
+    CUCTX_CURAND_CHECK(curandCreateGenerator(&curand_, CURAND_RNG_PSEUDO_DEFAULT));
+    CUCTX_CURAND_CHECK(curandSetStream(curand_, cudaStreamPerThread));
+  }
+  return curand_;
+}
+
+cusolverDnContext* CuDevice::GetCusolverDnHandle() {
+  if (cusolver_ == nullptr) {
+    CUCTX_CHECK(Enabled()) << "GetCusolverDnHandle: no GPU selected (" << NoGpuReason() << ")";
+    AttachToSelectedDevice();
+    CUCTX_CUSOLVER_CHECK(cusolverDnCreate(&cusolver_));
+    CUCTX_CUSOLVER_CHECK(cusolverDnSetStream(cusolver_, cudaStreamPerThread));
+  }
+  return cusolver_;
+}
+
+void SynchronizeGpu() {
+  if (!CuDevice::Instantiate().Enabled()) return;
+  LaunchNoOp(cudaStreamLegacy);
+}
+
+std::string GetFreeGpuMemory(int64* free, int64* total) {
+  CUCTX_CHECK(CuDevice::Instantiate().Enabled()) << "GetFreeGpuMemory: no GPU selected";
+  size_t f = 0, t = 0;
+  CUCTX_CUDA_CHECK(cudaMemGetInfo(&f, &t));
+  if (free != nullptr) *free = static_cast<int64>(f);
+  if (total != nullptr) *total = static_cast<int64>(t);
+  std::ostringstream out;
+  out << "free:" << (f >> 20) << "M, used:" << ((t - f) >> 20) << "M, total:" << (t >> 20)
+      << "M, free/total:" << (t > 0 ? static_cast<double>(f) / t : 0.0);
+  return out.str();
+}
+#else
+cublasContext* CuDevice::GetCublasHandle() { CUCTX_ERR << "built without CUDA"; }
+cusparseContext* CuDevice::GetCusparseHandle() { CUCTX_ERR << "built without CUDA"; }
+curandGenerator_st* CuDevice::GetCurandHandle() { CUCTX_ERR << "built without CUDA"; }
+cusolverDnContext* CuDevice::GetCusolverDnHandle() { CUCTX_ERR << "built without CUDA"; }
+void SynchronizeGpu() {}
+std::string GetFreeGpuMemory(int64*, int64*) {
+  CUCTX_ERR << "GetFreeGpuMemory: cuctx was built without CUDA";
+}
+#endif
+
+}  // namespace cuctx

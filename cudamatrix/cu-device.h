@@ -1,0 +1,141 @@
+// cudamatrix/cu-device.h: the per-thread GPU context: device choice, library handles, memory.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef CUCTX_CUDAMATRIX_CU_DEVICE_H_
+#define CUCTX_CUDAMATRIX_CU_DEVICE_H_
+
+#include <cstddef>
+#include <string>
+
+#include "base/types.h"
+
+// Opaque library handle types, declared here so that this header needs no CUDA header. They are
+// the same types the CUDA headers declare (cublasHandle_t is cublasContext*, and so on).
+struct cublasContext;
+struct cusparseContext;
+struct curandGenerator_st;
+struct cusolverDnContext;
+
+namespace cuctx {
+
+class OptionsItf;
+
+// Facts about one CUDA device, read once when it is selected.
+struct CuDeviceProperties {
+  int id = -1;                   // CUDA device ordinal (after CUDA_VISIBLE_DEVICES)
+  std::string name;              // e.g. "NVIDIA H100 80GB HBM3"
+  int major = 0, minor = 0;      // compute capability
+  int multiprocessors = 0;       // SM count
+  int64 total_memory = 0;        // bytes
+  int driver_version = 0;        // e.g. 13000 for CUDA 13.0
+  int runtime_version = 0;
+  int compute_mode = 0;          // cudaComputeMode value
+  bool ecc_enabled = false;
+  int memory_bus_width = 0;      // bits
+  int memory_clock_khz = 0;      // peak memory clock
+};
+
+// CuDevice: the calling thread's view of the GPU runtime (one thread_local instance per thread).
+//
+// Owns: this thread's cuBLAS, cuSPARSE, cuRAND and cuSOLVER handles, each created on first use and
+// bound to cudaStreamPerThread, destroyed when the thread exits. Everything shared by all threads
+// (which device the process selected, per-device properties and the caching allocator) lives in
+// one process-wide registry behind a mutex, indexed by device id so that more devices per process
+// can be added later.
+//
+// Thread-safety: Instantiate() is safe from any thread and returns that thread's object; the
+// object itself must only be used by its own thread. Device selection is process-wide: select once
+// (usually from main), and every other thread that calls Instantiate() uses the same device.
+// Stream: all device work of a thread goes to that thread's cudaStreamPerThread.
+//
+// With no GPU selected (mode "no", or "optional" without a usable GPU, or a build without CUDA),
+// Enabled() is false and every Cu* class runs its CPU path.
+class CuDevice {
+ public:
+  // Returns the calling thread's instance, creating it on first use. Cheap after the first call.
+  static CuDevice& Instantiate();
+
+  // Selects the device for the whole process. `use_gpu` is one of:
+  //   "yes"      a GPU or a cuctx::Error that says why none could be used (CUDA's reason);
+  //   "no"       the CPU;
+  //   "optional" a GPU if one can be had, else the CPU with a warning;
+  //   "wait"     like "yes", but while every device is busy (exclusive mode) retries every few
+  //              seconds, saying how long it has waited.
+  // Any other string is an error that lists the four. The automatic choice takes, in exclusive
+  // compute mode, the device the driver hands out; otherwise the device with the largest
+  // free/total memory ratio. CUDA_VISIBLE_DEVICES is honoured. Selecting again after a GPU was
+  // selected is an error; selecting "no" again is allowed.
+  void SelectGpuId(const std::string& use_gpu);
+
+  // Uses `dev_id` in a process that has already set up a CUDA context (e.g. another framework).
+  void SelectAndInitializeGpuIdWithExistingCudaContext(int dev_id);
+
+  // True when a GPU is selected for this process (and so for this thread).
+  bool Enabled() const;
+
+  // The selected device's ordinal, or -1.
+  int DeviceId() const;
+
+  // Properties of the selected device; throws cuctx::Error when no GPU is selected.
+  const CuDeviceProperties& Properties() const;
+
+  // The selected device's name, or "none".
+  std::string DeviceName() const;
+
+  // Why no GPU is in use ("--use-gpu=no", "built without CUDA", or CUDA's error), or "".
+  std::string NoGpuReason() const;
+
+  bool DoublePrecisionSupported() const;
+  bool IsComputeExclusive() const;
+
+  // Writes device `dev`'s name into `name` (at most `len` bytes including the terminator).
+  void DeviceGetName(char* name, int32 len, int32 dev);
+
+  // Pitch alignment of device matrices in bytes (256), or 0 with no GPU.
+  int32 GetMatrixAlignment() const;
+
+  // This thread's library handles, created on first call (each creation costs milliseconds, so a
+  // thread that never calls a library never pays it). Throw cuctx::Error with no GPU selected.
+  cublasContext* GetCublasHandle();
+  cusparseContext* GetCusparseHandle();
+  curandGenerator_st* GetCurandHandle();
+  cusolverDnContext* GetCusolverDnHandle();
+
+  // The thread's CUDA stream (cudaStreamPerThread), as an opaque pointer.
+  void* Stream() const;
+
+  ~CuDevice();
+  CuDevice(const CuDevice&) = delete;
+  CuDevice& operator=(const CuDevice&) = delete;
+
+ private:
+  CuDevice();
+  // Binds this thread to the process's selected device, if any (cudaSetDevice).
+  void AttachToSelectedDevice();
+
+  int device_id_ = -1;
+  cublasContext* cublas_ = nullptr;
+  cusparseContext* cusparse_ = nullptr;
+  curandGenerator_st* curand_ = nullptr;
+  cusolverDnContext* cusolver_ = nullptr;
+};
+
+// Free-function forms of the handle getters, as in Kaldi.
+inline cublasContext* GetCublasHandle() { return CuDevice::Instantiate().GetCublasHandle(); }
+inline cusparseContext* GetCusparseHandle() { return CuDevice::Instantiate().GetCusparseHandle(); }
+inline curandGenerator_st* GetCurandHandle() { return CuDevice::Instantiate().GetCurandHandle(); }
+inline cusolverDnContext* GetCusolverDnHandle() {
+  return CuDevice::Instantiate().GetCusolverDnHandle();
+}
+
+// Orders all threads' per-thread streams: launches an empty kernel on the legacy default stream,
+// which waits for and is waited on by every blocking stream. Does not block the host. No-op
+// without a GPU.
+void SynchronizeGpu();
+
+// Free and total memory of the current device in bytes; returns a summary like
+// "free:1234M, used:5678M, total:80000M, free/total:0.1234". Throws cuctx::Error without a GPU.
+std::string GetFreeGpuMemory(int64* free, int64* total);
+
+}  // namespace cuctx
+
+#endif  // CUCTX_CUDAMATRIX_CU_DEVICE_H_

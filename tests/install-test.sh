@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# tests/install-test.sh: `make install` into a temp dir, then build and run an outside program with
+# `g++ prog.cc $(pkg-config --cflags --libs cuctx)`. Run by `make test` (exit 0 pass, else fail).
+set -eu
+make_cmd=${MAKE:-make}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+$make_cmd --no-print-directory install PREFIX="$tmp/prefix" BUILD="${BUILD:?}" CUDA="${CUDA:?}" >"$tmp/install.log"
+cat > "$tmp/prog.cc" <<'CC'
+#include <cstdio>
+#include <sstream>
+#include "base/error.h"
+#include "cudamatrix/cu-device.h"
+#include "matrix/matrix.h"
+int main() {
+  cuctx::CuDevice::Instantiate().SelectGpuId("no");
+  cuctx::Matrix<float> a(2, 3), b(3, 2), c(2, 2);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j) a(i, j) = b(j, i) = static_cast<float>(i + j);
+  c.AddMatMat(1.0f, a, cuctx::kNoTrans, b, cuctx::kNoTrans, 0.0f);
+  std::ostringstream out;
+  c.Write(out, false);
+  std::printf("%s", out.str().c_str());
+  try {
+    cuctx::Matrix<float> bad(2, 2);
+    bad.AddMatMat(1.0f, a, cuctx::kNoTrans, a, cuctx::kNoTrans, 0.0f);
+  } catch (const cuctx::Error&) {
+    std::printf("caught\n");
+  }
+  return 0;
+}
+CC
+export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
+g++ "$tmp/prog.cc" $(pkg-config --cflags --libs cuctx) -o "$tmp/prog"
+"$tmp/prog" 2>/dev/null >"$tmp/out.txt"
+expected=$' [\n  5 8 \n  8 14 ]\ncaught'
+if [ "$(cat "$tmp/out.txt")" != "$expected" ]; then
+  echo "unexpected output from the outside program:"; cat "$tmp/out.txt"
+  exit 1
+fi
+echo "outside program built with pkg-config and ran correctly"

@@ -1,0 +1,44 @@
+// tests/test-main.cc: gtest main for every test binary: selects the device mode and prints the seed.
+// SPDX-License-Identifier: Apache-2.0
+//
+// CUCTX_TEST_GPU=no|optional|yes (default optional) chooses the device of the main thread; the
+// banner says "GPU: <name>" or "GPU: none (CPU fallback)". Every failing test also prints the seed.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "base/error.h"
+#include "cudamatrix/cu-device.h"
+#include "tests/testing.h"
+
+namespace {
+
+class SeedPrinter : public ::testing::EmptyTestEventListener {
+  void OnTestPartResult(const ::testing::TestPartResult& result) override {
+    if (result.failed())
+      std::printf("  (seed %llu; rerun with CUCTX_TEST_SEED=%llu to reproduce)\n",
+                  static_cast<unsigned long long>(cuctx::test::Seed()),
+                  static_cast<unsigned long long>(cuctx::test::Seed()));
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  cuctx::SetProgramName(argv[0]);
+  try {
+    cuctx::CuDevice& device = cuctx::CuDevice::Instantiate();
+    device.SelectGpuId(cuctx::test::GpuMode());
+    std::printf("GPU: %s; seed %llu\n",
+                device.Enabled() ? device.DeviceName().c_str() : "none (CPU fallback)",
+                static_cast<unsigned long long>(cuctx::test::Seed()));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "could not select the device (CUCTX_TEST_GPU=%s): %s\n",
+                 cuctx::test::GpuMode().c_str(), e.what());
+    return 1;
+  }
+  ::testing::UnitTest::GetInstance()->listeners().Append(new SeedPrinter);
+  return RUN_ALL_TESTS();
+}

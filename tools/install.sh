@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# tools/install.sh: installs headers, libraries and cuctx.pc under a prefix (called by `make install`).
+# Usage: tools/install.sh PREFIX BUILD_DIR CUDA(0|1) CUDA_HOME
+set -eu
+if [ $# -ne 4 ]; then
+  echo "usage: $0 PREFIX BUILD_DIR CUDA CUDA_HOME" >&2
+  exit 2
+fi
+prefix=$1 build=$2 cuda=$3 cuda_home=$4
+mkdir -p "$prefix/lib/pkgconfig"
+prefix=$(cd "$prefix" && pwd)
+for dir in base matrix cudamatrix; do
+  mkdir -p "$prefix/include/cuctx/$dir"
+  install -m 644 "$dir"/*.h "$prefix/include/cuctx/$dir/"
+done
+install -m 644 "$build"/lib/libcuctx-*.a "$prefix/lib/"
+install -m 755 "$build/lib/libcuctx.so" "$prefix/lib/"
+extra_cflags=""
+if [ "$cuda" = 1 ]; then extra_cflags="-I$cuda_home/include -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1"; fi
+cat > "$prefix/lib/pkgconfig/cuctx.pc" <<PC
+prefix=$prefix
+includedir=\${prefix}/include/cuctx
+libdir=\${prefix}/lib
+
+Name: cuctx
+Description: Kaldi-style GPU runtime, CUDA matrices and CPU fallback
+Version: 0.1.0
+Cflags: -I\${includedir} -std=c++17 -pthread -DCUCTX_HAVE_CUDA=$cuda $extra_cflags
+Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lcuctx -pthread
+PC
+echo "installed cuctx into $prefix (headers in include/cuctx, libraries and pkgconfig/cuctx.pc in lib)"
