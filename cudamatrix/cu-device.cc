@@ -2,8 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-device.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -12,6 +14,12 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/options-itf.h"
+#include "base/random.h"
+#include "cudamatrix/cu-allocator.h"
+#include "cudamatrix/cu-allocator-options.h"
+#include "cudamatrix/cu-allocator-upstream.h"
+#include "cudamatrix/cu-gemm-check.h"
 
 #if CUCTX_HAVE_CUDA
 #include <cublas_v2.h>
@@ -36,6 +44,15 @@ struct Registry {
   std::string no_gpu_reason = "no device selected yet (call SelectGpuId)";
   // Per-device state, indexed by device ordinal; only the selected device's entry is filled today.
   std::vector<std::unique_ptr<CuDeviceProperties>> properties;
+  // Per-device caching allocators, indexed like `properties`.
+  std::vector<std::unique_ptr<CuMemoryAllocator>> allocators;
+  std::atomic<bool> debug_stride_mode{false};
+  // The first thread that used the GPU, and whether others may (AllowMultithreading).
+  bool has_owner = false;
+  std::thread::id owner;
+  std::atomic<bool> multithreading{false};
+  // AccuProfile totals (seconds) and call counts by function name, from all threads.
+  std::map<std::string, std::pair<double, int64>> profile;
 };
 
 Registry& GetRegistry() {
@@ -44,6 +61,35 @@ Registry& GetRegistry() {
 }
 
 constexpr const char* kModes = "yes, no, optional or wait";
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+#if CUCTX_HAVE_CUDA
+// Records that the calling thread uses the GPU. A thread other than the first one switches
+// multithreading on (with a warning) unless AllowMultithreading() was called. The thread_local
+// flag keeps this to one mutex acquisition per thread.
+void NoteGpuUse() {
+  thread_local bool noted = false;
+  if (noted) return;
+  noted = true;
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  if (!r.has_owner) {
+    r.has_owner = true;
+    r.owner = std::this_thread::get_id();
+    return;
+  }
+  if (r.owner != std::this_thread::get_id() && !r.multithreading.load()) {
+    r.multithreading.store(true);
+    for (auto& allocator : r.allocators)
+      if (allocator) allocator->AllowMultithreading();
+    CUCTX_WARN << "a second thread is using the GPU without CuDevice::AllowMultithreading(); "
+               << "switching multithreading on";
+  }
+}
+#endif
 
 #if CUCTX_HAVE_CUDA
 std::string CudaReason(cudaError_t e) {
@@ -141,6 +187,15 @@ void UseDevice(Registry& r, int id) {
   if (static_cast<int>(r.properties.size()) <= id) r.properties.resize(id + 1);
   r.properties[id] = std::make_unique<CuDeviceProperties>();
   ReadProperties(id, r.properties[id].get());
+  if (static_cast<int>(r.allocators.size()) <= id) r.allocators.resize(id + 1);
+  CuAllocatorOptions options = CuDevice::AllocatorOptions();
+  const char* cache_env = std::getenv("CUCTX_CUDA_CACHE_MEMORY");
+  if (cache_env != nullptr && (std::string(cache_env) == "false" || std::string(cache_env) == "0"))
+    options.cache_memory = false;
+  r.allocators[id] = std::make_unique<CuMemoryAllocator>(
+      options, NewCudaAllocatorUpstream([] { SynchronizeGpu(); }));
+  if (r.multithreading.load()) r.allocators[id]->AllowMultithreading();
+  r.allocators[id]->SetDebugStrideMode(r.debug_stride_mode.load());
   r.gpu_selected = true;
   r.no_gpu_reason.clear();
   r.device_id.store(id);
@@ -327,13 +382,158 @@ void* CuDevice::Stream() const {
 #endif
 }
 
+CuTimer::CuTimer() : active_(GetVerboseLevel() >= 1), start_(active_ ? SteadySeconds() : 0.0) {}
+
+double CuTimer::ElapsedSeconds() const { return active_ ? SteadySeconds() - start_ : 0.0; }
+
+CuDeviceOptions& CuDevice::DeviceOptions() {
+  static CuDeviceOptions* options = new CuDeviceOptions;
+  return *options;
+}
+
+void CuDevice::RegisterDeviceOptions(OptionsItf* opts) {
+  CuDeviceOptions& o = DeviceOptions();
+  opts->Register("cuda-use-tensor-cores", &o.use_tensor_cores,
+                 "Let cuBLAS use tensor-core algorithms where they keep the input precision");
+  opts->Register("cuda-use-tf32-compute", &o.use_tf32_compute,
+                 "Run float GEMMs on TF32 tensor cores (faster; about 1e-3 relative error)");
+}
+
+void CuDevice::AllowMultithreading() {
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.multithreading.store(true);
+  for (auto& allocator : r.allocators)
+    if (allocator) allocator->AllowMultithreading();
+}
+
+CuAllocatorOptions& CuDevice::AllocatorOptions() {
+  static CuAllocatorOptions* options = new CuAllocatorOptions;
+  return *options;
+}
+
+void CuDevice::RegisterCuAllocatorOptions(OptionsItf* opts) { AllocatorOptions().Register(opts); }
+
+CuMemoryAllocator* CuDevice::Allocator() {
+  Registry& r = GetRegistry();
+  int id = r.device_id.load();
+  return id >= 0 ? r.allocators[id].get() : nullptr;
+}
+
+bool CuDevice::SetDebugStrideMode(bool mode) {
+  Registry& r = GetRegistry();
+  bool old = r.debug_stride_mode.exchange(mode);
+  if (CuMemoryAllocator* allocator = Allocator()) allocator->SetDebugStrideMode(mode);
+  return old;
+}
+
+bool CuDevice::GetDebugStrideMode() const { return GetRegistry().debug_stride_mode.load(); }
+
+void CuDevice::PrintMemoryUsage() const {
+  CuMemoryAllocator* allocator = const_cast<CuDevice*>(this)->Allocator();
+  if (allocator == nullptr) {
+    CUCTX_LOG << "no GPU selected (" << NoGpuReason() << "): no device memory in use";
+    return;
+  }
+  allocator->PrintMemoryUsage();
+  int64 free_bytes = 0, total_bytes = 0;
+  CUCTX_LOG << "device memory: " << GetFreeGpuMemory(&free_bytes, &total_bytes);
+}
+
+void CuDevice::SeedGpu() { SeedGpu(static_cast<uint64>(Rand()) * 2654435761u + 1); }
+
+void CuDevice::AccuProfile(const char* function_name, const CuTimer& timer) {
+  if (!timer.Active()) return;
 #if CUCTX_HAVE_CUDA
+  // Without this the time would cover only the launch, not the GPU work.
+  if (Enabled()) CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+#endif
+  double elapsed = timer.ElapsedSeconds();
+  Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::pair<double, int64>& entry = r.profile[function_name];
+  entry.first += elapsed;
+  entry.second += 1;
+}
+
+void CuDevice::PrintProfile() {
+  if (GetVerboseLevel() < 1) return;
+  std::vector<std::pair<std::string, std::pair<double, int64>>> rows;
+  double total = 0.0;
+  {
+    Registry& r = GetRegistry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    rows.assign(r.profile.begin(), r.profile.end());
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::ostringstream out;
+  out << "time in profiled functions (seconds, calls), largest first:";
+  for (const auto& row : rows) {
+    out << "\n  " << row.first << "  " << row.second.first << " s  (" << row.second.second
+        << " calls)";
+    total += row.second.first;
+  }
+  out << "\n  total " << total << " s";
+  CUCTX_LOG << out.str();
+}
+
+void CuDevice::CheckGpuHealth() {
+  if (!Enabled()) return;
+  CuTimer timer;
+  GemmCheckResult check = RunGemmCheck(512, 20261122);
+  if (!check.passed)
+    CUCTX_ERR << "GPU health check failed: " << check.Summary()
+              << "; the GPU computes a matrix product differently from the CPU";
+  CUCTX_VLOG(1) << "GPU health check passed: " << check.Summary();
+  AccuProfile("CuDevice::CheckGpuHealth", timer);
+}
+
+#if CUCTX_HAVE_CUDA
+void CuDevice::SeedGpu(uint64 seed) {
+  if (!Enabled()) return;
+  CUCTX_CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(GetCurandHandle(), seed));
+  CUCTX_CURAND_CHECK(curandSetGeneratorOffset(GetCurandHandle(), 0));
+}
+
+void* CuDevice::Malloc(size_t size) {
+  CuMemoryAllocator* allocator = Allocator();
+  CUCTX_CHECK(allocator != nullptr) << "CuDevice::Malloc: no GPU selected (" << NoGpuReason() << ")";
+  NoteGpuUse();
+  AttachToSelectedDevice();
+  return allocator->Malloc(size);
+}
+
+void* CuDevice::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) {
+  CuMemoryAllocator* allocator = Allocator();
+  CUCTX_CHECK(allocator != nullptr) << "CuDevice::MallocPitch: no GPU selected (" << NoGpuReason()
+                                    << ")";
+  NoteGpuUse();
+  AttachToSelectedDevice();
+  return allocator->MallocPitch(row_bytes, num_rows, pitch);
+}
+
+void CuDevice::Free(void* ptr) {
+  if (ptr == nullptr) return;
+  CuMemoryAllocator* allocator = Allocator();
+  CUCTX_CHECK(allocator != nullptr) << "CuDevice::Free: no GPU selected, so " << ptr
+                                    << " cannot be device memory";
+  AttachToSelectedDevice();
+  allocator->Free(ptr);
+}
+
 cublasContext* CuDevice::GetCublasHandle() {
   if (cublas_ == nullptr) {
     CUCTX_CHECK(Enabled()) << "GetCublasHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
+    NoteGpuUse();
     CUCTX_CUBLAS_CHECK(cublasCreate(&cublas_));
     CUCTX_CUBLAS_CHECK(cublasSetStream(cublas_, cudaStreamPerThread));
+    const CuDeviceOptions& opts = DeviceOptions();
+    cublasMath_t math = opts.use_tf32_compute ? CUBLAS_TF32_TENSOR_OP_MATH
+                        : opts.use_tensor_cores ? CUBLAS_DEFAULT_MATH
+                                                : CUBLAS_PEDANTIC_MATH;
+    CUCTX_CUBLAS_CHECK(cublasSetMathMode(cublas_, math));
   }
   return cublas_;
 }
@@ -342,6 +542,7 @@ cusparseContext* CuDevice::GetCusparseHandle() {
   if (cusparse_ == nullptr) {
     CUCTX_CHECK(Enabled()) << "GetCusparseHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
+    NoteGpuUse();
     CUCTX_CUSPARSE_CHECK(cusparseCreate(&cusparse_));
     CUCTX_CUSPARSE_CHECK(cusparseSetStream(cusparse_, cudaStreamPerThread));
   }
@@ -352,6 +553,7 @@ curandGenerator_st* CuDevice::GetCurandHandle() {
   if (curand_ == nullptr) {
     CUCTX_CHECK(Enabled()) << "GetCurandHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
+    NoteGpuUse();
     CUCTX_CURAND_CHECK(curandCreateGenerator(&curand_, CURAND_RNG_PSEUDO_DEFAULT));
     CUCTX_CURAND_CHECK(curandSetStream(curand_, cudaStreamPerThread));
   }
@@ -362,6 +564,7 @@ cusolverDnContext* CuDevice::GetCusolverDnHandle() {
   if (cusolver_ == nullptr) {
     CUCTX_CHECK(Enabled()) << "GetCusolverDnHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
+    NoteGpuUse();
     CUCTX_CUSOLVER_CHECK(cusolverDnCreate(&cusolver_));
     CUCTX_CUSOLVER_CHECK(cusolverDnSetStream(cusolver_, cudaStreamPerThread));
   }
@@ -385,6 +588,14 @@ std::string GetFreeGpuMemory(int64* free, int64* total) {
   return out.str();
 }
 #else
+void CuDevice::SeedGpu(uint64) {}
+void* CuDevice::Malloc(size_t) { CUCTX_ERR << "CuDevice::Malloc: cuctx was built without CUDA"; }
+void* CuDevice::MallocPitch(size_t, size_t, size_t*) {
+  CUCTX_ERR << "CuDevice::MallocPitch: cuctx was built without CUDA";
+}
+void CuDevice::Free(void* ptr) {
+  if (ptr != nullptr) CUCTX_ERR << "CuDevice::Free(" << ptr << "): cuctx was built without CUDA";
+}
 cublasContext* CuDevice::GetCublasHandle() { CUCTX_ERR << "built without CUDA"; }
 cusparseContext* CuDevice::GetCusparseHandle() { CUCTX_ERR << "built without CUDA"; }
 curandGenerator_st* CuDevice::GetCurandHandle() { CUCTX_ERR << "built without CUDA"; }

@@ -18,6 +18,28 @@ struct cusolverDnContext;
 namespace cuctx {
 
 class OptionsItf;
+class CuMemoryAllocator;
+struct CuAllocatorOptions;
+
+// Device options shared by all threads; registered by CuDevice::RegisterDeviceOptions and applied
+// to each cuBLAS handle when it is created.
+struct CuDeviceOptions {
+  bool use_tensor_cores = true;  // allow cuBLAS tensor-core algorithms for half-precision inputs
+  bool use_tf32_compute = false;  // float GEMMs on TF32 tensor cores (faster, ~1e-3 relative error)
+};
+
+// Times a stretch of code for CuDevice::AccuProfile. Active (and costing a clock read) only when
+// GetVerboseLevel() >= 1, as profiling is.
+class CuTimer {
+ public:
+  CuTimer();
+  bool Active() const { return active_; }
+  double ElapsedSeconds() const;
+
+ private:
+  bool active_;
+  double start_;
+};
 
 // Facts about one CUDA device, read once when it is selected.
 struct CuDeviceProperties {
@@ -99,6 +121,55 @@ class CuDevice {
   cusparseContext* GetCusparseHandle();
   curandGenerator_st* GetCurandHandle();
   cusolverDnContext* GetCusolverDnHandle();
+
+  // Process-wide options (see CuDeviceOptions); register before SelectGpuId.
+  static void RegisterDeviceOptions(OptionsItf* opts);
+  static CuDeviceOptions& DeviceOptions();
+
+  // The caching allocator's options (--cuda-cache-memory, --cuda-memory-proportion, ...; see
+  // cu-allocator-options.h). They take effect when a device is selected, so register and parse
+  // them before SelectGpuId. The environment variable CUCTX_CUDA_CACHE_MEMORY=false also turns
+  // caching off (used to run unmodified binaries under compute-sanitizer).
+  static void RegisterCuAllocatorOptions(OptionsItf* opts);
+  static CuAllocatorOptions& AllocatorOptions();
+
+  // The selected device's caching allocator, or nullptr with no GPU. For statistics and tools.
+  CuMemoryAllocator* Allocator();
+
+  // Debug stride mode: device matrices get a pitch larger than needed, so code that wrongly
+  // assumes stride == cols fails in tests. Returns the previous mode. Process-wide.
+  bool SetDebugStrideMode(bool mode);
+  bool GetDebugStrideMode() const;
+
+  // Declares that several threads will use the GPU. The first thread that uses the GPU owns it;
+  // another thread using it without this call switches multithreading on with a warning.
+  void AllowMultithreading();
+
+  // Seeds this thread's cuRAND generator: from base/random's Rand() (reproducible after
+  // SetRandomSeed), or with an explicit seed. No-op without a GPU.
+  void SeedGpu();
+  void SeedGpu(uint64 seed);
+
+  // Profiling (only at verbose >= 1): adds the time since `timer` started to `function_name`'s
+  // total, after synchronizing this thread's stream so the time includes the GPU work.
+  void AccuProfile(const char* function_name, const CuTimer& timer);
+  // Prints the accumulated profile (all threads), largest first, at verbose >= 1.
+  void PrintProfile();
+
+  // Logs the caching allocator's statistics and the device's free/total memory, each labelled.
+  void PrintMemoryUsage() const;
+
+  // Checks a matrix product on the GPU against the CPU (see cu-gemm-check.h); throws cuctx::Error
+  // with the measured relative error if they disagree. No-op without a GPU.
+  void CheckGpuHealth();
+
+  // Device memory through the process's caching allocator for the selected device (see
+  // cu-allocator.h). Malloc(0) returns nullptr. Freeing an unknown pointer is a cuctx::Error.
+  // Throw cuctx::Error with no GPU selected and cuctx::OutOfMemoryError when memory runs out.
+  void* Malloc(size_t size);
+  // Rows of `row_bytes` with a pitch (returned in *pitch) that is a multiple of 256 bytes.
+  void* MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch);
+  void Free(void* ptr);
 
   // The thread's CUDA stream (cudaStreamPerThread), as an opaque pointer.
   void* Stream() const;

@@ -1,0 +1,19 @@
+// base/common.h: umbrella header for the whole of base/ (types, logging and errors, I/O primitives,
+// options, randomness, text and math utilities, timing).
+// SPDX-License-Identifier: Apache-2.0
+//
+// Include this for convenience in tools and tests; library sources include the headers they use.
+#ifndef CUCTX_BASE_COMMON_H_
+#define CUCTX_BASE_COMMON_H_
+
+#include "base/error.h"
+#include "base/io-funcs.h"
+#include "base/math-utils.h"
+#include "base/options-itf.h"
+#include "base/parse-options.h"
+#include "base/random.h"
+#include "base/text-utils.h"
+#include "base/timer.h"
+#include "base/types.h"
+
+#endif  // CUCTX_BASE_COMMON_H_

@@ -1,0 +1,34 @@
+// cudamatrix/cu-gemm-check.h: the small GEMM computation used to check that a device computes right.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Shared by bin/cuda-gpu-available, CuDevice health checks and bin/gpu-health-check so that all of
+// them check the same thing the same way.
+#ifndef CUCTX_CUDAMATRIX_CU_GEMM_CHECK_H_
+#define CUCTX_CUDAMATRIX_CU_GEMM_CHECK_H_
+
+#include <string>
+
+#include "base/types.h"
+
+namespace cuctx {
+
+struct GemmCheckResult {
+  bool on_gpu = false;      // the product was computed by cuBLAS on the selected GPU
+  int n = 0;                // square size
+  double rel_error = 0.0;   // ||C - C_ref||_F / ||C_ref||_F
+  double tolerance = 0.0;   // the bound rel_error was held to
+  double seconds = 0.0;     // wall time of the checked product (including transfers)
+  bool passed = false;
+  std::string Summary() const;  // one line, e.g. "SGEMM 256x256 on GPU: rel. error 3.1e-07 ..."
+};
+
+// Multiplies two random n x n float matrices (seeded with `seed`) on the selected GPU with cuBLAS,
+// or on the CPU through matrix/ when no GPU is selected, and compares the result with a reference
+// computed in double precision on the host. The tolerance is n * 2^-24 * 4 (float rounding of an
+// n-term dot product, with margin). Throws cuctx::Error on bad n (< 1 or > 4096) and
+// cuctx::CudaError if a CUDA call fails; a wrong result is reported in the result, not thrown.
+GemmCheckResult RunGemmCheck(int32 n, uint64 seed);
+
+}  // namespace cuctx
+
+#endif  // CUCTX_CUDAMATRIX_CU_GEMM_CHECK_H_

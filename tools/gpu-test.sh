@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# tools/gpu-test.sh: the GPU verification run. On a GPU host, runs every test binary in GPU mode and
+# in CPU mode, compute-sanitizer memcheck and racecheck on the cudamatrix tests, and the benchmarks;
+# writes one log per step and a summary (last lines of the output).
+# Usage: tools/gpu-test.sh [ROOT]   ROOT holds bin/ and tests/ (a build dir, or an unpacked
+#        tools/gpu-bundle.sh bundle whose lib/ is added to LD_LIBRARY_PATH). Default build/release.
+# Environment: OUT (log dir; default ROOT/gpu-test), SKIP_SANITIZER=1, SKIP_BENCH=1.
+set -u
+root=${1:-build/release}
+out=${OUT:-$root/gpu-test}
+mkdir -p "$out"
+[ -d "$root/lib" ] && export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+here=$(cd "$(dirname "$0")" && pwd)
+summary=()
+step() {  # step NAME LOG COMMAND...: runs a step, records its verdict
+  local name=$1 log=$2
+  shift 2
+  local start=$SECONDS
+  "$@" >"$out/$log" 2>&1
+  local rc=$?
+  local verdict=PASS
+  [ $rc -ne 0 ] && verdict="FAIL (exit $rc)"
+  summary+=("$(printf '%-28s %-14s %4d s  %s' "$name" "$verdict" $((SECONDS - start)) "$(tail -n 1 "$out/$log")")")
+}
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader \
+  >"$out/device.txt" 2>&1 || echo "nvidia-smi failed" >"$out/device.txt"
+tests=$(find "$root/tests" -type f -perm -u+x -name '*-test' | sort)
+cu_tests=$(echo "$tests" | grep /cudamatrix/ || true)
+
+step "tool cuda-gpu-available" tool.log "$root/bin/cuda-gpu-available" --use-gpu=yes
+step "suite, GPU mode" suite-gpu.log env CUCTX_TEST_GPU=yes BUILD="$out" "$here/run-tests.sh" $tests
+step "suite, CPU mode" suite-cpu.log env CUCTX_TEST_GPU=no BUILD="$out" "$here/run-tests.sh" $tests
+if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
+  for tool in memcheck racecheck; do
+    for t in $cu_tests; do
+      extra=""
+      [ $tool = memcheck ] && extra="--leak-check full"
+      # The caching allocator would hide out-of-bounds accesses inside its regions.
+      step "$tool $(basename "$t")" "$tool-$(basename "$t").log" env CUCTX_TEST_GPU=yes \
+        CUCTX_CUDA_CACHE_MEMORY=false compute-sanitizer --tool $tool $extra --error-exitcode 86 \
+        "$t" --gtest_brief=1
+    done
+  done
+fi
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+  for b in "$root"/bin/*-bench; do
+    [ -x "$b" ] && step "bench $(basename "$b")" "bench-$(basename "$b").log" "$b"
+  done
+fi
+
+echo "device: $(cat "$out/device.txt")"
+echo "revision: $(cat "$root/REVISION" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null)"
+printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+! grep -q FAIL "$out/summary.txt"
