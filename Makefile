@@ -17,7 +17,7 @@ MODULE_OBJS := $(foreach m,$(MODULES),$($(m)_OBJS))
 # Objects made by chained pattern rules are kept (make would delete them as intermediates).
 .SECONDARY:
 
-.PHONY: all libs tools tests run test test-both bench deps install print-config format format-check clean help
+.PHONY: all libs tools tests run test test-both bench deps install print-config format format-check lint clean help
 
 all: libs tools tests
 libs: $(ALL_LIBS) $(SHARED_LIB)
@@ -74,11 +74,14 @@ format:
 format-check:
 	clang-format --dry-run --Werror $(SOURCES)
 
+lint:
+	@tools/lint.sh
+
 clean:
 	rm -rf build
 
 help:
-	@echo "targets: all run test test-both install PREFIX=dir print-config format format-check clean"
+	@echo "targets: all run test test-both install PREFIX=dir print-config format format-check lint clean"
 	@echo "variables: CUDA=0|1 CUDA_ARCH=sm_90 DEBUG=1 SAN=address|undefined WERROR=1 BUILD=dir"
 
 -include $(ALL_OBJS:.o=.d)

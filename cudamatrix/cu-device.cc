@@ -129,7 +129,7 @@ int ChooseDevice(std::string* reason, bool* busy) {
   if (all_exclusive) {
     // In exclusive mode the driver decides: the first device whose context we can create is ours.
     for (int d : candidates) {
-      if (cudaSetDevice(d) == cudaSuccess && cudaFree(nullptr) == cudaSuccess) return d;
+      if (cudaSetDevice(d) == cudaSuccess && cudaInitDevice(d, 0, 0) == cudaSuccess) return d;
       cudaGetLastError();
     }
     *busy = true;
@@ -183,7 +183,7 @@ void ReadProperties(int id, CuDeviceProperties* p) {
 // Makes `id` the process's device: creates its context and records its properties.
 void UseDevice(Registry& r, int id) {
   CUCTX_CUDA_CHECK(cudaSetDevice(id));
-  CUCTX_CUDA_CHECK(cudaFree(nullptr));  // forces context creation now, not at the first kernel
+  CUCTX_CUDA_CHECK(cudaInitDevice(id, 0, 0));  // creates the context now, not at the first kernel
   if (static_cast<int>(r.properties.size()) <= id) r.properties.resize(id + 1);
   r.properties[id] = std::make_unique<CuDeviceProperties>();
   ReadProperties(id, r.properties[id].get());
