@@ -1,0 +1,336 @@
+// matrix/matrix-blas.cc: MatrixBase products through CBLAS, traces, and small dense solvers (CPU).
+// SPDX-License-Identifier: Apache-2.0
+#include "matrix/cblas-wrappers.h"
+#include "matrix/matrix-check.h"
+#include "matrix/matrix.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
+
+namespace cuctx {
+
+using internal::CheckDim;
+using internal::CheckNoOverlap;
+using internal::CheckNoPartialOverlap;
+using internal::OpCols;
+using internal::OpRows;
+using internal::ShapeOf;
+
+namespace {
+
+// BLAS wants a leading dimension >= max(1, stored columns); a one-row view may carry a smaller
+// stride, which BLAS never uses to step, so the larger value is equivalent.
+template <typename Real>
+MatrixIndexT LeadingDim(const MatrixBase<Real>& m) {
+  return std::max(std::max(m.Stride(), m.NumCols()), MatrixIndexT(1));
+}
+
+const char* TransName(MatrixTransposeType t) { return t == kTrans ? "kTrans" : "kNoTrans"; }
+
+template <typename Real>
+void CheckVecNoOverlap(const char* op, const MatrixBase<Real>& out, const VectorBase<Real>& v) {
+  if (internal::Overlaps(v, out))
+    CUCTX_ERR << op << ": the vector argument overlaps the output matrix " << ShapeOf(out);
+}
+
+// Factors the lower triangle of the symmetric positive definite `a` in place as L L^T (double
+// precision, upper triangle zeroed). Throws naming the failing pivot.
+void CholeskyInPlace(const char* op, MatrixBase<double>* a) {
+  const MatrixIndexT n = a->NumRows();
+  for (MatrixIndexT i = 0; i < n; ++i) {
+    double* ri = a->RowData(i);
+    for (MatrixIndexT j = 0; j <= i; ++j) {
+      const double* rj = a->RowData(j);
+      double s = ri[j];
+      for (MatrixIndexT k = 0; k < j; ++k) s -= ri[k] * rj[k];
+      if (i == j) {
+        if (!(s > 0))
+          CUCTX_ERR << op << ": the " << n << "x" << n << " matrix is not positive definite"
+                    << " (pivot " << i << " is " << s << ")";
+        ri[i] = std::sqrt(s);
+      } else {
+        ri[j] = s / rj[j];
+      }
+    }
+    std::fill(ri + i + 1, ri + n, 0.0);
+  }
+}
+
+// The inverse of a lower-triangular L with nonzero diagonal (forward substitution per column).
+void InvertLower(const MatrixBase<double>& L, MatrixBase<double>* inv) {
+  const MatrixIndexT n = L.NumRows();
+  inv->SetZero();
+  for (MatrixIndexT j = 0; j < n; ++j) {
+    (*inv)(j, j) = 1.0 / L(j, j);
+    for (MatrixIndexT i = j + 1; i < n; ++i) {
+      double s = 0.0;
+      for (MatrixIndexT k = j; k < i; ++k) s += L(i, k) * (*inv)(k, j);
+      (*inv)(i, j) = -s / L(i, i);
+    }
+  }
+}
+
+}  // namespace
+
+template <typename Real>
+void MatrixBase<Real>::AddMatMat(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType transA,
+                                 const MatrixBase<Real>& B, MatrixTransposeType transB, Real beta) {
+  const MatrixIndexT k = OpCols(A, transA);
+  if (OpRows(A, transA) != num_rows_ || OpCols(B, transB) != num_cols_ || OpRows(B, transB) != k)
+    CUCTX_ERR << "AddMatMat: shape mismatch: A " << ShapeOf(A) << " (" << TransName(transA)
+              << ") times B " << ShapeOf(B) << " (" << TransName(transB) << ") into *this "
+              << ShapeOf(*this);
+  CheckNoOverlap("AddMatMat", *this, A, "A");
+  CheckNoOverlap("AddMatMat", *this, B, "B");
+  if (num_rows_ == 0 || num_cols_ == 0) return;
+  if (k == 0) {
+    // An empty inner dimension: the product is zero, and BLAS semantics make beta == 0 overwrite.
+    if (beta == 0)
+      SetZero();
+    else
+      Scale(beta);
+    return;
+  }
+  cblas_Xgemm(transA, transB, num_rows_, num_cols_, k, alpha, A.Data(), LeadingDim(A), B.Data(),
+              LeadingDim(B), beta, data_, LeadingDim(*this));
+}
+
+template <typename Real>
+void MatrixBase<Real>::SymAddMat2(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType transA,
+                                  Real beta) {
+  const MatrixIndexT k = OpCols(A, transA);
+  if (num_rows_ != num_cols_ || OpRows(A, transA) != num_rows_)
+    CUCTX_ERR << "SymAddMat2: shape mismatch: *this " << ShapeOf(*this)
+              << " must be square with the rows of op(A), A " << ShapeOf(A) << " ("
+              << TransName(transA) << ")";
+  CheckNoOverlap("SymAddMat2", *this, A, "A");
+  if (num_rows_ == 0) return;
+  if (k == 0) {
+    for (MatrixIndexT r = 0; r < num_rows_; ++r) {
+      Real* row = RowData(r);
+      for (MatrixIndexT c = 0; c <= r; ++c) row[c] = beta == 0 ? Real(0) : beta * row[c];
+    }
+    return;
+  }
+  cblas_Xsyrk(transA, num_rows_, k, alpha, A.Data(), LeadingDim(A), beta, data_, LeadingDim(*this));
+}
+
+template <typename Real>
+void MatrixBase<Real>::AddDiagVecMat(Real alpha, const VectorBase<Real>& v,
+                                     const MatrixBase<Real>& M, MatrixTransposeType transM,
+                                     Real beta) {
+  if (OpRows(M, transM) != num_rows_ || OpCols(M, transM) != num_cols_ || v.Dim() != num_rows_)
+    CUCTX_ERR << "AddDiagVecMat: shape mismatch: v has dimension " << v.Dim() << ", M is "
+              << ShapeOf(M) << " (" << TransName(transM) << "), *this is " << ShapeOf(*this);
+  CheckVecNoOverlap("AddDiagVecMat", *this, v);
+  if (transM == kNoTrans)
+    CheckNoPartialOverlap("AddDiagVecMat", *this, M, "M");
+  else
+    CheckNoOverlap("AddDiagVecMat", *this, M, "M");
+  for (MatrixIndexT r = 0; r < num_rows_; ++r) {
+    Real* out = RowData(r);
+    const Real s = alpha * v.Data()[r];
+    if (transM == kNoTrans) {
+      const Real* in = M.RowData(r);
+      for (MatrixIndexT c = 0; c < num_cols_; ++c) out[c] = beta * out[c] + s * in[c];
+    } else {
+      for (MatrixIndexT c = 0; c < num_cols_; ++c) out[c] = beta * out[c] + s * M.RowData(c)[r];
+    }
+  }
+}
+
+template <typename Real>
+void MatrixBase<Real>::AddMatDiagVec(Real alpha, const MatrixBase<Real>& M,
+                                     MatrixTransposeType transM, const VectorBase<Real>& v,
+                                     Real beta) {
+  if (OpRows(M, transM) != num_rows_ || OpCols(M, transM) != num_cols_ || v.Dim() != num_cols_)
+    CUCTX_ERR << "AddMatDiagVec: shape mismatch: M is " << ShapeOf(M) << " (" << TransName(transM)
+              << "), v has dimension " << v.Dim() << ", *this is " << ShapeOf(*this);
+  CheckVecNoOverlap("AddMatDiagVec", *this, v);
+  if (transM == kNoTrans)
+    CheckNoPartialOverlap("AddMatDiagVec", *this, M, "M");
+  else
+    CheckNoOverlap("AddMatDiagVec", *this, M, "M");
+  const Real* s = v.Data();
+  for (MatrixIndexT r = 0; r < num_rows_; ++r) {
+    Real* out = RowData(r);
+    if (transM == kNoTrans) {
+      const Real* in = M.RowData(r);
+      for (MatrixIndexT c = 0; c < num_cols_; ++c) out[c] = beta * out[c] + alpha * in[c] * s[c];
+    } else {
+      for (MatrixIndexT c = 0; c < num_cols_; ++c)
+        out[c] = beta * out[c] + alpha * M.RowData(c)[r] * s[c];
+    }
+  }
+}
+
+template <typename Real>
+void MatrixBase<Real>::AddVecVec(Real alpha, const VectorBase<Real>& a, const VectorBase<Real>& b) {
+  if (a.Dim() != num_rows_ || b.Dim() != num_cols_)
+    CUCTX_ERR << "AddVecVec: shape mismatch: a has dimension " << a.Dim() << ", b has dimension "
+              << b.Dim() << ", *this is " << ShapeOf(*this);
+  CheckVecNoOverlap("AddVecVec", *this, a);
+  CheckVecNoOverlap("AddVecVec", *this, b);
+  if (num_rows_ == 0 || num_cols_ == 0) return;
+  cblas_Xger(num_rows_, num_cols_, alpha, a.Data(), 1, b.Data(), 1, data_, LeadingDim(*this));
+}
+
+// ---- solvers
+// --------------------------------------------------------------------------------------
+
+template <typename Real>
+void MatrixBase<Real>::Cholesky(MatrixBase<Real>* inv_cholesky) {
+  CUCTX_CHECK(num_rows_ == num_cols_) << "Cholesky: matrix " << ShapeOf(*this) << " is not square";
+  if (inv_cholesky != nullptr) {
+    internal::CheckSameShape("Cholesky", *this, "*this", *inv_cholesky, "inv_cholesky");
+    CheckNoOverlap("Cholesky", *this, *inv_cholesky, "inv_cholesky");
+  }
+  // Factor in double on a copy, so *this is untouched if the matrix is not positive definite.
+  Matrix<double> L(*this);
+  CholeskyInPlace("Cholesky", &L);
+  if (inv_cholesky != nullptr) {
+    Matrix<double> inv(num_rows_, num_rows_);
+    InvertLower(L, &inv);
+    inv_cholesky->CopyFromMat(inv);
+  }
+  CopyFromMat(L);
+}
+
+template <typename Real>
+void MatrixBase<Real>::SymInvertPosDef() {
+  CUCTX_CHECK(num_rows_ == num_cols_)
+      << "SymInvertPosDef: matrix " << ShapeOf(*this) << " is not square";
+  if (num_rows_ == 0) return;
+  Matrix<double> L(*this);
+  CholeskyInPlace("SymInvertPosDef", &L);
+  Matrix<double> inv_l(num_rows_, num_rows_);
+  InvertLower(L, &inv_l);
+  // A^-1 = L^-T L^-1.
+  Matrix<double> inv(num_rows_, num_rows_);
+  inv.AddMatMat(1.0, inv_l, kTrans, inv_l, kNoTrans, 0.0);
+  CopyFromMat(inv);
+}
+
+template <typename Real>
+void MatrixBase<Real>::Invert(Real* log_det, Real* det_sign, bool inverse_needed) {
+  CUCTX_CHECK(num_rows_ == num_cols_) << "Invert: matrix " << ShapeOf(*this) << " is not square";
+  const MatrixIndexT n = num_rows_;
+  Matrix<double> lu(*this);
+  std::vector<MatrixIndexT> perm(n);
+  for (MatrixIndexT i = 0; i < n; ++i) perm[i] = i;
+  double sign = 1.0, logdet = 0.0;
+  bool singular = false;
+  for (MatrixIndexT k = 0; k < n && !singular; ++k) {
+    MatrixIndexT p = k;
+    for (MatrixIndexT i = k + 1; i < n; ++i)
+      if (std::abs(lu(i, k)) > std::abs(lu(p, k))) p = i;
+    if (lu(p, k) == 0) {
+      singular = true;
+      break;
+    }
+    if (p != k) {
+      std::swap_ranges(lu.RowData(k), lu.RowData(k) + n, lu.RowData(p));
+      std::swap(perm[k], perm[p]);
+      sign = -sign;
+    }
+    const double pivot = lu(k, k);
+    logdet += std::log(std::abs(pivot));
+    if (pivot < 0) sign = -sign;
+    for (MatrixIndexT i = k + 1; i < n; ++i) {
+      const double f = (lu(i, k) /= pivot);
+      if (f == 0) continue;
+      for (MatrixIndexT j = k + 1; j < n; ++j) lu(i, j) -= f * lu(k, j);
+    }
+  }
+  if (singular) {
+    if (log_det != nullptr) *log_det = -std::numeric_limits<Real>::infinity();
+    if (det_sign != nullptr) *det_sign = 0;
+    if (inverse_needed) CUCTX_ERR << "Invert: the " << ShapeOf(*this) << " matrix is singular";
+    return;
+  }
+  if (log_det != nullptr) *log_det = static_cast<Real>(logdet);
+  if (det_sign != nullptr) *det_sign = static_cast<Real>(sign);
+  if (!inverse_needed || n == 0) return;
+  // P A = L U, so A^-1 = U^-1 L^-1 P: solve column by column of the permuted identity.
+  Matrix<double> x(n, n);
+  for (MatrixIndexT i = 0; i < n; ++i) x(i, perm[i]) = 1.0;
+  for (MatrixIndexT c = 0; c < n; ++c) {
+    for (MatrixIndexT i = 1; i < n; ++i) {
+      double s = x(i, c);
+      for (MatrixIndexT k = 0; k < i; ++k) s -= lu(i, k) * x(k, c);
+      x(i, c) = s;
+    }
+    for (MatrixIndexT i = n - 1; i >= 0; --i) {
+      double s = x(i, c);
+      for (MatrixIndexT k = i + 1; k < n; ++k) s -= lu(i, k) * x(k, c);
+      x(i, c) = s / lu(i, i);
+    }
+  }
+  CopyFromMat(x);
+}
+
+// ---- free functions
+// -------------------------------------------------------------------------------
+
+template <typename Real>
+void AddMatMatBatched(Real alpha, std::vector<SubMatrix<Real>*>& C,
+                      const std::vector<SubMatrix<Real>*>& A, MatrixTransposeType transA,
+                      const std::vector<SubMatrix<Real>*>& B, MatrixTransposeType transB,
+                      Real beta) {
+  if (A.size() != C.size() || B.size() != C.size())
+    CUCTX_ERR << "AddMatMatBatched: batch sizes differ: C has " << C.size() << ", A has "
+              << A.size() << ", B has " << B.size();
+  for (size_t i = 0; i < C.size(); ++i) {
+    CUCTX_CHECK(A[i] != nullptr && B[i] != nullptr && C[i] != nullptr)
+        << "AddMatMatBatched: null matrix in batch entry " << i;
+    C[i]->AddMatMat(alpha, *A[i], transA, *B[i], transB, beta);
+  }
+}
+
+template <typename Real>
+Real TraceMatMat(const MatrixBase<Real>& A, const MatrixBase<Real>& B, MatrixTransposeType trans) {
+  if (OpRows(B, trans) != A.NumCols() || OpCols(B, trans) != A.NumRows())
+    CUCTX_ERR << "TraceMatMat: A " << ShapeOf(A) << " times B " << ShapeOf(B) << " ("
+              << TransName(trans) << ") is not square";
+  const MatrixIndexT k = A.NumCols();
+  if (k == 0) return 0;
+  double sum = 0.0;
+  for (MatrixIndexT i = 0; i < A.NumRows(); ++i) {
+    // Row i of A times column i of op(B): a column of B (strided) or a row of B.
+    if (trans == kNoTrans)
+      sum += cblas_Xdot(k, A.RowData(i), 1, B.Data() + i, B.Stride());
+    else
+      sum += cblas_Xdot(k, A.RowData(i), 1, B.RowData(i), 1);
+  }
+  return static_cast<Real>(sum);
+}
+
+// ---- explicit instantiation (class-level instantiation is in matrix.cc)
+// --------------------------
+
+#define CUCTX_INSTANTIATE_BLAS_(R)                                                           \
+  template void MatrixBase<R>::AddMatMat(R, const MatrixBase<R>&, MatrixTransposeType,       \
+                                         const MatrixBase<R>&, MatrixTransposeType, R);      \
+  template void MatrixBase<R>::SymAddMat2(R, const MatrixBase<R>&, MatrixTransposeType, R);  \
+  template void MatrixBase<R>::AddDiagVecMat(R, const VectorBase<R>&, const MatrixBase<R>&,  \
+                                             MatrixTransposeType, R);                        \
+  template void MatrixBase<R>::AddMatDiagVec(R, const MatrixBase<R>&, MatrixTransposeType,   \
+                                             const VectorBase<R>&, R);                       \
+  template void MatrixBase<R>::AddVecVec(R, const VectorBase<R>&, const VectorBase<R>&);     \
+  template void MatrixBase<R>::Cholesky(MatrixBase<R>*);                                     \
+  template void MatrixBase<R>::SymInvertPosDef();                                            \
+  template void MatrixBase<R>::Invert(R*, R*, bool);                                         \
+  template void AddMatMatBatched(R, std::vector<SubMatrix<R>*>&,                             \
+                                 const std::vector<SubMatrix<R>*>&, MatrixTransposeType,     \
+                                 const std::vector<SubMatrix<R>*>&, MatrixTransposeType, R); \
+  template R TraceMatMat(const MatrixBase<R>&, const MatrixBase<R>&, MatrixTransposeType);
+
+CUCTX_INSTANTIATE_BLAS_(float)
+CUCTX_INSTANTIATE_BLAS_(double)
+
+#undef CUCTX_INSTANTIATE_BLAS_
+
+}  // namespace cuctx

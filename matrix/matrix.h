@@ -1,0 +1,499 @@
+// matrix/matrix.h: CPU matrices: MatrixBase (a non-owning view), Matrix (owns) and SubMatrix.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Names, argument order, defaults and semantics follow Kaldi's MatrixBase/Matrix/SubMatrix and the
+// CuMatrixBase method list in API.md, so CPU code and the CuMatrix CPU fallback port unchanged.
+// Every class is instantiated for float and double (matrix/matrix*.cc).
+//
+// Layout: row-major; element (r, c) is at Data()[r * Stride() + c]. Matrix pads rows so that every
+// row starts 16-byte aligned (Stride() is a multiple of 16 / sizeof(Real)) unless constructed with
+// kStrideEqualNumCols. A view (SubMatrix, ColRange, ...) keeps its parent's stride, so Stride() may
+// exceed NumCols() by any amount. A matrix with zero rows or columns is legal; then Data() may be
+// nullptr and Stride() may be 0.
+//
+// Errors: caller misuse (shape mismatch, index out of range, forbidden aliasing) throws
+// cuctx::Error with a message naming both shapes or the bad index; nothing here aborts. Operations
+// on empty matrices are no-ops unless documented otherwise (Max/Min of nothing throw).
+//
+// Aliasing: element-wise ops accept an input that is *this itself (same data and stride). Ops that
+// gather or multiply (CopyRows, AddMatMat, ...) throw if an input overlaps *this in memory.
+//
+// Thread-safety: none internally. Concurrent const calls on one matrix are safe; a call that writes
+// a matrix must not run concurrently with any other call touching it. BLAS calls go to OpenBLAS,
+// which may use its own threads internally.
+#ifndef CUCTX_MATRIX_MATRIX_H_
+#define CUCTX_MATRIX_MATRIX_H_
+
+#include "base/error.h"
+#include "base/types.h"
+#include "matrix/matrix-common.h"
+#include "matrix/vector.h"
+
+#include <istream>
+#include <ostream>
+#include <vector>
+
+namespace cuctx {
+
+// The storage and shape of a matrix that this object does not own. Derived classes decide
+// ownership: Matrix allocates and frees, SubMatrix views memory owned elsewhere. A MatrixBase never
+// changes its shape; only Matrix::Resize/Swap/Transpose do.
+template <typename Real>
+class MatrixBase {
+ public:
+  // ---- shape and element access ----------------------------------------------------------------
+
+  MatrixIndexT NumRows() const { return num_rows_; }
+  MatrixIndexT NumCols() const { return num_cols_; }
+  // Distance in elements between the starts of consecutive rows (>= NumCols() when rows > 1).
+  MatrixIndexT Stride() const { return stride_; }
+  // Bytes spanned by the rows: NumRows() * Stride() * sizeof(Real).
+  size_t SizeInBytes() const {
+    return static_cast<size_t>(num_rows_) * static_cast<size_t>(stride_) * sizeof(Real);
+  }
+
+  // Pointer to element (0, 0); may be nullptr for an empty matrix.
+  Real* Data() { return data_; }
+  const Real* Data() const { return data_; }
+  // Pointer to the start of row r (bounds checked by CUCTX_ASSERT only).
+  Real* RowData(MatrixIndexT r) {
+    CUCTX_ASSERT(static_cast<UnsignedMatrixIndexT>(r) <
+                 static_cast<UnsignedMatrixIndexT>(num_rows_));
+    return data_ + static_cast<size_t>(r) * stride_;
+  }
+  const Real* RowData(MatrixIndexT r) const {
+    CUCTX_ASSERT(static_cast<UnsignedMatrixIndexT>(r) <
+                 static_cast<UnsignedMatrixIndexT>(num_rows_));
+    return data_ + static_cast<size_t>(r) * stride_;
+  }
+
+  // Element (r, c); bounds checked by CUCTX_ASSERT only (compiled out with NDEBUG).
+  Real& operator()(MatrixIndexT r, MatrixIndexT c) {
+    CUCTX_ASSERT(
+        static_cast<UnsignedMatrixIndexT>(r) < static_cast<UnsignedMatrixIndexT>(num_rows_) &&
+        static_cast<UnsignedMatrixIndexT>(c) < static_cast<UnsignedMatrixIndexT>(num_cols_));
+    return data_[static_cast<size_t>(r) * stride_ + c];
+  }
+  const Real operator()(MatrixIndexT r, MatrixIndexT c) const {
+    CUCTX_ASSERT(
+        static_cast<UnsignedMatrixIndexT>(r) < static_cast<UnsignedMatrixIndexT>(num_rows_) &&
+        static_cast<UnsignedMatrixIndexT>(c) < static_cast<UnsignedMatrixIndexT>(num_cols_));
+    return data_[static_cast<size_t>(r) * stride_ + c];
+  }
+
+  // Row r as a vector view. Throws if r is out of range.
+  SubVector<Real> Row(MatrixIndexT r) { return SubVector<Real>(*this, r); }
+  const SubVector<Real> Row(MatrixIndexT r) const { return SubVector<Real>(*this, r); }
+
+  // Views of a block, of rows [ro, ro + nr) or of columns [co, co + nc). Throw if out of range.
+  SubMatrix<Real> Range(MatrixIndexT ro, MatrixIndexT nr, MatrixIndexT co, MatrixIndexT nc) {
+    return SubMatrix<Real>(*this, ro, nr, co, nc);
+  }
+  const SubMatrix<Real> Range(MatrixIndexT ro, MatrixIndexT nr, MatrixIndexT co,
+                              MatrixIndexT nc) const {
+    return SubMatrix<Real>(*this, ro, nr, co, nc);
+  }
+  SubMatrix<Real> RowRange(MatrixIndexT ro, MatrixIndexT nr) {
+    return SubMatrix<Real>(*this, ro, nr, 0, num_cols_);
+  }
+  const SubMatrix<Real> RowRange(MatrixIndexT ro, MatrixIndexT nr) const {
+    return SubMatrix<Real>(*this, ro, nr, 0, num_cols_);
+  }
+  SubMatrix<Real> ColRange(MatrixIndexT co, MatrixIndexT nc) {
+    return SubMatrix<Real>(*this, 0, num_rows_, co, nc);
+  }
+  const SubMatrix<Real> ColRange(MatrixIndexT co, MatrixIndexT nc) const {
+    return SubMatrix<Real>(*this, 0, num_rows_, co, nc);
+  }
+
+  // ---- copies (matrix/matrix.cc) ----------------------------------------------------------------
+
+  // *this = M or M^T (either precision). Shapes must match after the transpose. M may be *this
+  // itself only with kNoTrans (a no-op); other overlap throws.
+  template <typename OtherReal>
+  void CopyFromMat(const MatrixBase<OtherReal>& M, MatrixTransposeType trans = kNoTrans);
+  // M = *this (the reverse of CopyFromMat, for symmetry with CuMatrixBase).
+  template <typename OtherReal>
+  void CopyToMat(MatrixBase<OtherReal>* M, MatrixTransposeType trans = kNoTrans) const;
+
+  // If v.Dim() == NumRows() * NumCols(), v holds the rows end to end; if v.Dim() == NumCols(),
+  // every row becomes v. Anything else throws.
+  template <typename OtherReal>
+  void CopyRowsFromVec(const VectorBase<OtherReal>& v);
+  // If v.Dim() == NumRows() * NumCols(), v holds the columns end to end; if v.Dim() == NumRows(),
+  // every column becomes v. Anything else throws.
+  template <typename OtherReal>
+  void CopyColsFromVec(const VectorBase<OtherReal>& v);
+  // Row `row` = v / column `col` = v; throw on a dimension mismatch or a bad index.
+  template <typename OtherReal>
+  void CopyRowFromVec(const VectorBase<OtherReal>& v, MatrixIndexT row);
+  template <typename OtherReal>
+  void CopyColFromVec(const VectorBase<OtherReal>& v, MatrixIndexT col);
+  // The diagonal = v; requires v.Dim() == min(NumRows(), NumCols()).
+  void CopyDiagFromVec(const VectorBase<Real>& v);
+
+  // Row r = src row indexes[r], or zero where indexes[r] < 0. `indexes` has NumRows() entries;
+  // requires src.NumCols() == NumCols(); throws on an index >= src.NumRows() or if src overlaps
+  // *this.
+  void CopyRows(const MatrixBase<Real>& src, const MatrixIndexT* indexes);
+  // Row r = the NumCols() values at src[r], or zero where src[r] is nullptr.
+  void CopyRows(const Real* const* src);
+  // The NumCols() values at dst[r] = row r, skipping nullptr entries.
+  void CopyToRows(Real* const* dst) const;
+  // Column c = src column indexes[c], or zero where indexes[c] < 0. `indexes` has NumCols()
+  // entries; requires src.NumRows() == NumRows(); throws on a bad index or overlap.
+  void CopyCols(const MatrixBase<Real>& src, const MatrixIndexT* indexes);
+  // Row r += alpha * src row indexes[r] (skipped where indexes[r] < 0). Checks as CopyRows.
+  void AddRows(Real alpha, const MatrixBase<Real>& src, const MatrixIndexT* indexes);
+  // Row r += alpha * the NumCols() values at src[r] (skipped where src[r] is nullptr).
+  void AddRows(Real alpha, const Real* const* src);
+  // dst row indexes[r] += alpha * row r of *this (skipped where indexes[r] < 0). `indexes` has
+  // NumRows() entries; requires dst->NumCols() == NumCols(); throws on a bad index or overlap.
+  void AddToRows(Real alpha, const MatrixIndexT* indexes, MatrixBase<Real>* dst) const;
+  // The NumCols() values at dst[r] += alpha * row r (skipped where dst[r] is nullptr).
+  void AddToRows(Real alpha, Real* const* dst) const;
+  // Column c += src column indexes[c] (skipped where indexes[c] < 0). Checks as CopyCols.
+  void AddCols(const MatrixBase<Real>& src, const MatrixIndexT* indexes);
+  // Row r .*= src row indexes[r] (unchanged where indexes[r] < 0). Checks as CopyRows.
+  void MulRows(const MatrixBase<Real>& src, const MatrixIndexT* indexes);
+  // (*this)(r, c) += sum_{j = indexes[r].first}^{indexes[r].second - 1} src(j, c). `indexes` has
+  // NumRows() entries; a pair with first >= second (e.g. (-1, -1)) is an empty range, any other
+  // must satisfy 0 <= first and second <= src.NumRows(). Requires src.NumCols() == NumCols().
+  void AddRowRanges(const MatrixBase<Real>& src, const Int32Pair* indexes);
+  // (*this)(r, c) = sum_{j = indexes[c].first}^{indexes[c].second - 1} src(r, j) (0 for an empty
+  // range). `indexes` has NumCols() entries, checked as in AddRowRanges against src.NumCols();
+  // requires src.NumRows() == NumRows().
+  void SumColumnRanges(const MatrixBase<Real>& src, const Int32Pair* indexes);
+
+  // Square matrices only (else throws): mirror one triangle onto the other.
+  void CopyLowerToUpper();
+  void CopyUpperToLower();
+  // Zeroes every (r, c) with c > r (any shape).
+  void SetZeroAboveDiag();
+
+  // output[i] = (*this)(indexes[i].first, indexes[i].second) for i < num; throws on a bad index.
+  void Lookup(const Int32Pair* indexes, MatrixIndexT num, Real* output) const;
+  void Lookup(const std::vector<Int32Pair>& indexes, Real* output) const;
+  // (*this)(e.row, e.column) += alpha * e.weight for each element; throws on a bad index.
+  void AddElements(Real alpha, const std::vector<MatrixElement<Real>>& input);
+  // (*this)(indexes[i].first, indexes[i].second) += alpha * input[i] for i < num.
+  void AddElements(Real alpha, const Int32Pair* indexes, MatrixIndexT num, const Real* input);
+  // (*this)(r, elements[r]) += alpha for each row r where elements[r] >= 0 (NumRows() entries).
+  void AddToElements(Real alpha, const MatrixIndexT* elements);
+  // *mask (resized to this shape) = 1 where (*this)(r, c) == mat(r, c), else 0.
+  void EqualElementMask(const MatrixBase<Real>& mat, Matrix<Real>* mask) const;
+
+  // ---- fill and scalar ops (matrix/matrix.cc) ---------------------------------------------------
+
+  void SetZero();
+  void Set(Real value);
+  // The identity (ones on the diagonal, zeros elsewhere); any shape.
+  void SetUnit();
+  // Standard normal / uniform (0, 1) values from base/random.h (reproducible after SetRandomSeed).
+  void SetRandn();
+  void SetRandUniform();
+  // Adds alpha to every element.
+  void Add(Real alpha);
+  void Scale(Real alpha);
+  // Adds alpha to every diagonal element (any shape).
+  void AddToDiag(Real alpha);
+
+  // ---- element-wise (matrix/matrix-elementwise.cc) ----------------------------------------------
+  // Inputs must have the shape of *this (else throws); an input may be *this itself.
+
+  // *this = *this .* A, *this ./ A, max(*this, A), min(*this, A).
+  void MulElements(const MatrixBase<Real>& A);
+  void DivElements(const MatrixBase<Real>& A);
+  void Max(const MatrixBase<Real>& A);
+  void Min(const MatrixBase<Real>& A);
+  // x = 1 / x.
+  void InvertElements();
+  // (*this)(r, c) *= scale(c); requires scale.Dim() == NumCols().
+  void MulColsVec(const VectorBase<Real>& scale);
+  // (*this)(r, c) *= scale(r); requires scale.Dim() == NumRows().
+  void MulRowsVec(const VectorBase<Real>& scale);
+  // Row r's group g (G = NumCols() / src.NumCols() columns, which must divide exactly) is scaled
+  // by src(r, g); requires src.NumRows() == NumRows().
+  void MulRowsGroupMat(const MatrixBase<Real>& src);
+  // (*this)(r, c) /= div(r); requires div.Dim() == NumRows().
+  void DivRowsVec(const VectorBase<Real>& div);
+  // *this = beta * *this + alpha * (row broadcast to every row); row.Dim() == NumCols().
+  void AddVecToRows(Real alpha, const VectorBase<Real>& row, Real beta = 1.0);
+  // *this = beta * *this + alpha * (col broadcast to every column); col.Dim() == NumRows().
+  void AddVecToCols(Real alpha, const VectorBase<Real>& col, Real beta = 1.0);
+  // *this += alpha * op(A). A may be *this (with kTrans only when square); other overlap throws.
+  void AddMat(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType trans = kNoTrans);
+  // *this += alpha * op(A) where the shapes are block multiples of each other: if op(A) is a
+  // multiple of *this in both directions, its blocks of this shape are summed into *this; if
+  // *this is a multiple of op(A), op(A) is added to each block of *this. Else throws.
+  void AddMatBlocks(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType trans = kNoTrans);
+  // *this = beta * *this + alpha * A .* B.
+  void AddMatMatElements(Real alpha, const MatrixBase<Real>& A, const MatrixBase<Real>& B,
+                         Real beta);
+  // *this = A .* B ./ C, except that where C is 0 the result is A. *this may be A, B or C.
+  void SetMatMatDivMat(const MatrixBase<Real>& A, const MatrixBase<Real>& B,
+                       const MatrixBase<Real>& C);
+
+  // In-place maps. ApplyPow is std::pow (negative x with a non-integer power gives NaN, as on the
+  // GPU); ApplyPowAbs is |x|^p, or sign(x) |x|^p with include_sign, and 0 for x == 0 even when
+  // p < 0; ApplyHeaviside is x > 0 ? 1 : 0;
+  // ApplyFloor/ApplyCeiling clamp from below/above; ApplyExpLimited is exp(clamp(x, lower,
+  // upper)); ApplyExpSpecial is exp(x) for x < 0 and x + 1 otherwise.
+  void ApplyPow(Real power);
+  void ApplyPowAbs(Real power, bool include_sign = false);
+  void ApplyHeaviside();
+  void ApplyFloor(Real floor_val);
+  void ApplyCeiling(Real ceiling_val);
+  void ApplyExp();
+  void ApplyExpLimited(Real lower_limit, Real upper_limit);
+  void ApplyExpSpecial();
+  void ApplyLog();
+  // *this = f(src) for the maps above; src must have the shape of *this and may be *this.
+  void Exp(const MatrixBase<Real>& src);
+  void Log(const MatrixBase<Real>& src);
+  void Pow(const MatrixBase<Real>& src, Real power);
+  void PowAbs(const MatrixBase<Real>& src, Real power, bool include_sign = false);
+  void Floor(const MatrixBase<Real>& src, Real floor_val);
+  void Ceiling(const MatrixBase<Real>& src, Real ceiling_val);
+  void ExpLimited(const MatrixBase<Real>& src, Real lower_limit, Real upper_limit);
+  void ExpSpecial(const MatrixBase<Real>& src);
+  void Heaviside(const MatrixBase<Real>& src);
+
+  // ---- neural-net (matrix/matrix-nnet.cc) -------------------------------------------------------
+
+  // *this = 1 / (1 + exp(-src)), tanh(src), log(1 + exp(src)); all stable for large |src|.
+  void Sigmoid(const MatrixBase<Real>& src);
+  void Tanh(const MatrixBase<Real>& src);
+  void SoftHinge(const MatrixBase<Real>& src);
+  // Back-propagation through sigmoid / tanh given their output `value`:
+  // *this = diff .* value .* (1 - value), and *this = diff .* (1 - value .^ 2).
+  void DiffSigmoid(const MatrixBase<Real>& value, const MatrixBase<Real>& diff);
+  void DiffTanh(const MatrixBase<Real>& value, const MatrixBase<Real>& diff);
+  // Row-wise softmax / log-softmax of src (stable: the row maximum is subtracted first).
+  void SoftMaxPerRow(const MatrixBase<Real>& src);
+  void LogSoftMaxPerRow(const MatrixBase<Real>& src);
+  void ApplySoftMaxPerRow();
+  void ApplyLogSoftMaxPerRow();
+  // Older spellings of SoftMaxPerRow(src) / LogSoftMaxPerRow(src), kept for ported code.
+  void ApplySoftMaxPerRow(const MatrixBase<Real>& src) { SoftMaxPerRow(src); }
+  void ApplyLogSoftMaxPerRow(const MatrixBase<Real>& src) { LogSoftMaxPerRow(src); }
+  // Back-propagation through a row softmax with output `value`:
+  // (*this)(r, c) = value(r, c) * (diff(r, c) - sum_k value(r, k) diff(r, k)). *this may be diff.
+  void DiffSoftmaxPerRow(const MatrixBase<Real>& value, const MatrixBase<Real>& diff);
+  // Back-propagation through a row log-softmax with output `out_value`:
+  // (*this)(r, c) = out_deriv(r, c) - exp(out_value(r, c)) * sum_k out_deriv(r, k). *this may be
+  // out_deriv.
+  void DiffLogSoftmaxPerRow(const MatrixBase<Real>& out_value, const MatrixBase<Real>& out_deriv);
+  // (*this)(r, g) = p-norm of src(r, g*G .. g*G + G - 1), G = src.NumCols() / NumCols(), which must
+  // divide exactly. p as in VectorBase::Norm (0 counts nonzeros, inf is max |x|).
+  void GroupPnorm(const MatrixBase<Real>& src, Real power);
+  // *this (shape of in_value) = derivative of GroupPnorm: out_deriv of the group times
+  // d out / d in = sign(x) |x|^(p-1) out^(1-p) (0 where out == 0); for p == inf, sign(x) where
+  // |x| == out, else 0; for p == 1, sign(x).
+  void DiffGroupPnorm(const MatrixBase<Real>& in_value, const MatrixBase<Real>& out_value,
+                      const MatrixBase<Real>& out_deriv, Real power);
+  // (*this)(r, g) = max over group g of src row r (groups as GroupPnorm).
+  void GroupMax(const MatrixBase<Real>& src);
+  // *this (shape of input) = 1 where input(r, c) equals output(r, c / G), else 0.
+  void GroupMaxDeriv(const MatrixBase<Real>& input, const MatrixBase<Real>& output);
+  // id[r] = column of the largest element of row r (the first one on ties). The vector form
+  // resizes *id to NumRows(); the pointer form writes NumRows() values.
+  void FindRowMaxId(std::vector<int32>* id) const;
+  void FindRowMaxId(int32* id) const;
+  // Cross-entropy gradient in place on a posterior matrix: for each row r,
+  // (*log_post_tgt)(r) = log((*this)(r, tgt[r])), then (*this)(r, tgt[r]) -= 1. `tgt` has
+  // NumRows() entries in [0, NumCols()); *log_post_tgt is resized to NumRows().
+  void DiffXent(const std::vector<int32>& tgt, Vector<Real>* log_post_tgt);
+  void DiffXent(const int32* tgt, Vector<Real>* log_post_tgt);
+  // For each element e (e.row, e.column index A; A has the shape of *this):
+  // *tot_objf = sum e.weight * log(A(e)), *tot_weight = sum e.weight, and
+  // (*this)(e.row, e.column) += e.weight / A(e). Throws on a bad index or shape mismatch.
+  void CompObjfAndDeriv(const std::vector<MatrixElement<Real>>& elements, const MatrixBase<Real>& A,
+                        Real* tot_objf, Real* tot_weight);
+  // *this = src > 0 ? alpha(c) * src : beta(c) * src, per column c (alpha, beta of NumCols()).
+  void ParametricRelu(const MatrixBase<Real>& src, const VectorBase<Real>& alpha,
+                      const VectorBase<Real>& beta);
+  // *this = diff .* (value > 0 ? alpha(c) : beta(c)), value being the input of ParametricRelu.
+  void DiffParametricRelu(const MatrixBase<Real>& value, const MatrixBase<Real>& diff,
+                          const VectorBase<Real>& alpha, const VectorBase<Real>& beta);
+
+  // ---- BLAS (matrix/matrix-blas.cc)
+  // --------------------------------------------------------------- Inputs must not overlap *this
+  // in memory (throws); shapes must agree (throws, naming them).
+
+  // *this = beta * *this + alpha * op(A) op(B).
+  void AddMatMat(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType transA,
+                 const MatrixBase<Real>& B, MatrixTransposeType transB, Real beta);
+  // Lower triangle of *this (square) = beta * *this + alpha * op(A) op(A)^T; the strict upper
+  // triangle is left untouched (call CopyLowerToUpper() for a full symmetric matrix).
+  void SymAddMat2(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType transA, Real beta);
+  // *this = beta * *this + alpha * diag(v) op(M).
+  void AddDiagVecMat(Real alpha, const VectorBase<Real>& v, const MatrixBase<Real>& M,
+                     MatrixTransposeType transM, Real beta = 1.0);
+  // *this = beta * *this + alpha * op(M) diag(v).
+  void AddMatDiagVec(Real alpha, const MatrixBase<Real>& M, MatrixTransposeType transM,
+                     const VectorBase<Real>& v, Real beta = 1.0);
+  // *this += alpha * a b^T (rank one); a.Dim() == NumRows(), b.Dim() == NumCols().
+  void AddVecVec(Real alpha, const VectorBase<Real>& a, const VectorBase<Real>& b);
+
+  // ---- solvers (matrix/matrix-blas.cc) ----------------------------------------------------------
+
+  // Replaces a symmetric positive definite *this (only the lower triangle is read) by its lower
+  // Cholesky factor L (upper triangle zeroed), *this = L L^T. If inv_cholesky is not nullptr it
+  // receives L^-1 (same shape). Throws if not square or not positive definite.
+  void Cholesky(MatrixBase<Real>* inv_cholesky = nullptr);
+  // Inverts a symmetric positive definite *this in place (full symmetric result). Throws if not
+  // square or not positive definite.
+  void SymInvertPosDef();
+  // General inverse by LU with partial pivoting. If log_det / det_sign are given they receive
+  // log |det| and its sign (before inversion). Throws on a singular matrix when inverse_needed.
+  void Invert(Real* log_det = nullptr, Real* det_sign = nullptr, bool inverse_needed = true);
+
+  // ---- reductions (matrix/matrix.cc) ------------------------------------------------------------
+
+  // Sum of the elements (0 when empty).
+  Real Sum() const;
+  // Largest / smallest element; throw on an empty matrix.
+  Real Max() const;
+  Real Min() const;
+  // Sum of the diagonal; with check_square, throws unless square.
+  Real Trace(bool check_square = true) const;
+  // sqrt(sum of squares).
+  Real FrobeniusNorm() const;
+  // True if ||*this - other||_F <= tol * ||*this||_F; throws on a shape mismatch.
+  bool ApproxEqual(const MatrixBase<Real>& other, float tol = 0.01) const;
+  // Exact element-wise equality; throws on a shape mismatch.
+  bool Equal(const MatrixBase<Real>& other) const;
+  // IsUnit / IsZero: every element within `cutoff` (absolute) of the identity / of zero.
+  // IsSymmetric (false unless square) / IsDiagonal: the asymmetric / off-diagonal part, summed in
+  // absolute value, is at most cutoff times the symmetric / diagonal part.
+  bool IsUnit(Real cutoff = 1.0e-05) const;
+  bool IsZero(Real cutoff = 1.0e-05) const;
+  bool IsSymmetric(Real cutoff = 1.0e-05) const;
+  bool IsDiagonal(Real cutoff = 1.0e-05) const;
+
+  // ---- I/O (definitions in matrix/matrix-io.cc, owned by the I/O engineer) ---------------------
+
+  // Writes Kaldi's matrix format ("FM "/"DM " binary, " [ ... ]" text).
+  // Defined in matrix/matrix-io.cc.
+  void Write(std::ostream& os, bool binary) const;
+  // Reads into the existing shape (throws if the stored shape differs); with add == true adds to
+  // the current contents. Defined in matrix/matrix-io.cc.
+  void Read(std::istream& is, bool binary, bool add = false);
+
+ protected:
+  // Derived classes supply (or later set) the storage; note the Kaldi argument order.
+  MatrixBase(Real* data, MatrixIndexT cols, MatrixIndexT rows, MatrixIndexT stride)
+      : data_(data), num_cols_(cols), num_rows_(rows), stride_(stride) {}
+  MatrixBase() : data_(nullptr), num_cols_(0), num_rows_(0), stride_(0) {}
+  MatrixBase(const MatrixBase&) = default;
+  MatrixBase& operator=(const MatrixBase&) = default;
+  ~MatrixBase() = default;
+
+  Real* data_;
+  MatrixIndexT num_cols_;
+  MatrixIndexT num_rows_;
+  MatrixIndexT stride_;
+};
+
+// A matrix that owns its storage (16-byte aligned rows, freed in the destructor). Deep-copyable;
+// Resize, Swap and Transpose change its shape.
+template <typename Real>
+class Matrix : public MatrixBase<Real> {
+ public:
+  Matrix() {}
+  // rows x cols, zeroed unless resize_type == kUndefined (kCopyData acts as kSetZero here).
+  // Throws if a dimension is negative.
+  Matrix(MatrixIndexT rows, MatrixIndexT cols, MatrixResizeType resize_type = kSetZero,
+         MatrixStrideType stride_type = kDefaultStride);
+  Matrix(const Matrix<Real>& M);
+  // Takes M's storage; M is left empty (0x0).
+  Matrix(Matrix<Real>&& M) noexcept;
+  // A copy of M or M^T (either precision).
+  explicit Matrix(const MatrixBase<Real>& M, MatrixTransposeType trans = kNoTrans);
+  template <typename OtherReal>
+  explicit Matrix(const MatrixBase<OtherReal>& M, MatrixTransposeType trans = kNoTrans);
+  ~Matrix();
+
+  // Deep copy; resizes *this to M's shape.
+  Matrix<Real>& operator=(const Matrix<Real>& M);
+  Matrix<Real>& operator=(const MatrixBase<Real>& M);
+  // Takes M's storage (frees ours); M is left empty.
+  Matrix<Real>& operator=(Matrix<Real>&& M) noexcept;
+
+  // Changes the shape. kSetZero zeroes, kUndefined leaves contents undefined, kCopyData keeps the
+  // overlapping top-left block and zeroes the rest. Throws if a dimension is negative.
+  void Resize(MatrixIndexT rows, MatrixIndexT cols, MatrixResizeType resize_type = kSetZero,
+              MatrixStrideType stride_type = kDefaultStride);
+  // Exchanges storage and shape with *other (no copy).
+  void Swap(Matrix<Real>* other);
+  // Replaces *this by its transpose (reallocates unless square).
+  void Transpose();
+  // Removes row i, shifting later rows up. Throws if i is out of range.
+  void RemoveRow(MatrixIndexT i);
+
+  // Reads a matrix of any stored shape (resizing; also reads compressed CM/CM2/CM3 matrices). With
+  // add == true the shape must match or *this must be empty. Defined in matrix/matrix-io.cc.
+  void Read(std::istream& is, bool binary, bool add = false);
+
+ private:
+  void Init(MatrixIndexT rows, MatrixIndexT cols, MatrixStrideType stride_type);
+  void Destroy();
+};
+
+// A view of a block of a matrix or of caller memory. It never owns; the storage must outlive it.
+// Copying a SubMatrix copies the view. As in Kaldi, a view of a const matrix is writable: constness
+// is not propagated through views.
+template <typename Real>
+class SubMatrix : public MatrixBase<Real> {
+ public:
+  // Rows [ro, ro + nr) and columns [co, co + nc) of M; throws if outside M.
+  SubMatrix(const MatrixBase<Real>& M, MatrixIndexT ro, MatrixIndexT nr, MatrixIndexT co,
+            MatrixIndexT nc);
+  // num_rows x num_cols at `data` with the given stride (>= num_cols unless num_rows <= 1).
+  // nullptr is allowed for an empty shape. Throws on negative sizes or a too-small stride.
+  SubMatrix(Real* data, MatrixIndexT num_rows, MatrixIndexT num_cols, MatrixIndexT stride);
+  SubMatrix(const SubMatrix<Real>& other) : MatrixBase<Real>(other) {}
+  ~SubMatrix() {}
+
+ private:
+  SubMatrix<Real>& operator=(const SubMatrix<Real>&) = delete;
+};
+
+// For each i: *C[i] = beta * *C[i] + alpha * op(*A[i]) op(*B[i]). The three vectors must have
+// equal sizes; each product is checked as AddMatMat.
+template <typename Real>
+void AddMatMatBatched(Real alpha, std::vector<SubMatrix<Real>*>& C,
+                      const std::vector<SubMatrix<Real>*>& A, MatrixTransposeType transA,
+                      const std::vector<SubMatrix<Real>*>& B, MatrixTransposeType transB,
+                      Real beta);
+
+// tr(A op(B)); shapes must make A op(B) square.
+template <typename Real>
+Real TraceMatMat(const MatrixBase<Real>& A, const MatrixBase<Real>& B,
+                 MatrixTransposeType trans = kNoTrans);
+
+// True if ||A - B||_F <= tol * ||A||_F (shapes must match, else throws).
+template <typename Real>
+bool ApproxEqual(const MatrixBase<Real>& A, const MatrixBase<Real>& B, float tol = 0.01);
+// Throws cuctx::Error (naming the relative difference) unless ApproxEqual(A, B, tol).
+template <typename Real>
+void AssertEqual(const MatrixBase<Real>& A, const MatrixBase<Real>& B, float tol = 0.01);
+
+// Same number of rows and columns (and stride).
+template <typename Real, typename OtherReal>
+bool SameDim(const MatrixBase<Real>& A, const MatrixBase<OtherReal>& B) {
+  return A.NumRows() == B.NumRows() && A.NumCols() == B.NumCols();
+}
+template <typename Real, typename OtherReal>
+bool SameDimAndStride(const MatrixBase<Real>& A, const MatrixBase<OtherReal>& B) {
+  return SameDim(A, B) && A.Stride() == B.Stride();
+}
+
+// Writes M in Kaldi text form (as M.Write(os, false)).
+template <typename Real>
+std::ostream& operator<<(std::ostream& os, const MatrixBase<Real>& M);
+
+}  // namespace cuctx
+
+#endif  // CUCTX_MATRIX_MATRIX_H_
