@@ -112,6 +112,12 @@ class MatrixBase {
   // itself only with kNoTrans (a no-op); other overlap throws.
   template <typename OtherReal>
   void CopyFromMat(const MatrixBase<OtherReal>& M, MatrixTransposeType trans = kNoTrans);
+  // *this = the full symmetric matrix that M packs, or the lower-triangular M (zeros above the
+  // diagonal) or its transpose. Sizes must match. Defined in matrix/packed-convert.cc.
+  template <typename OtherReal>
+  void CopyFromSp(const SpMatrix<OtherReal>& M);
+  template <typename OtherReal>
+  void CopyFromTp(const TpMatrix<OtherReal>& M, MatrixTransposeType trans = kNoTrans);
   // M = *this (the reverse of CopyFromMat, for symmetry with CuMatrixBase).
   template <typename OtherReal>
   void CopyToMat(MatrixBase<OtherReal>* M, MatrixTransposeType trans = kNoTrans) const;
@@ -413,6 +419,9 @@ class Matrix : public MatrixBase<Real> {
   explicit Matrix(const MatrixBase<Real>& M, MatrixTransposeType trans = kNoTrans);
   template <typename OtherReal>
   explicit Matrix(const MatrixBase<OtherReal>& M, MatrixTransposeType trans = kNoTrans);
+  // The full matrix of a packed symmetric or triangular matrix (matrix/packed-convert.cc).
+  explicit Matrix(const SpMatrix<Real>& M);
+  explicit Matrix(const TpMatrix<Real>& M, MatrixTransposeType trans = kNoTrans);
   ~Matrix();
 
   // Deep copy; resizes *this to M's shape.
