@@ -1,0 +1,40 @@
+// cudamatrix/cu-allocator-options.cc: registration and range checks of CuAllocatorOptions.
+// SPDX-License-Identifier: Apache-2.0
+#include "cudamatrix/cu-allocator-options.h"
+
+#include "base/error.h"
+#include "base/options-itf.h"
+
+namespace cuctx {
+
+void CuAllocatorOptions::Register(OptionsItf* opts) {
+  opts->Register("cuda-cache-memory", &cache_memory,
+                 "Cache device memory in large regions; false sends every allocation straight to "
+                 "cudaMalloc/cudaFree (use with compute-sanitizer)");
+  opts->Register("cuda-memory-proportion", &memory_proportion,
+                 "Fraction of the device's free memory taken as the first region of the cache; "
+                 "later regions grow by what a request needs. 0 = grow on demand only");
+  opts->Register("cuda-region-quantum-mb", &region_quantum_mb,
+                 "Regions after the first are requests rounded up to this many MiB; also the "
+                 "sub-region size of the allocator");
+  opts->Register("cuda-allocator-thread-affinity", &thread_affinity,
+                 "Prefer memory the calling thread freed itself, so that cross-thread "
+                 "synchronizations are rare; false picks the lowest best fit of any thread");
+  opts->Register("cuda-allocator-thread-cache-mb", &thread_cache_mb,
+                 "Each thread keeps up to this many MiB of blocks it freed (16 blocks of up to 4 "
+                 "MiB) and takes them back without the allocator's lock; 0 turns the cache off");
+  opts->Register("cuda-allocator-trace", &trace_file,
+                 "Write every device Malloc/Free to this file as text (for "
+                 "ReplayAllocatorTrace and the allocator benchmark)");
+}
+
+void CuAllocatorOptions::Check() const {
+  CUCTX_CHECK(memory_proportion >= 0.0f && memory_proportion <= 0.99f)
+      << "--cuda-memory-proportion must be in [0, 0.99], got " << memory_proportion;
+  CUCTX_CHECK(region_quantum_mb >= 1 && region_quantum_mb <= (1 << 20))
+      << "--cuda-region-quantum-mb must be in [1, 1048576], got " << region_quantum_mb;
+  CUCTX_CHECK(thread_cache_mb >= 0 && thread_cache_mb <= 65536)
+      << "--cuda-allocator-thread-cache-mb must be in [0, 65536], got " << thread_cache_mb;
+}
+
+}  // namespace cuctx

@@ -1,0 +1,52 @@
+// cudamatrix/cu-allocator-options.h: the command-line options of the caching device allocator.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef CUCTX_CUDAMATRIX_CU_ALLOCATOR_OPTIONS_H_
+#define CUCTX_CUDAMATRIX_CU_ALLOCATOR_OPTIONS_H_
+
+#include "base/types.h"
+
+#include <cstddef>
+#include <string>
+
+namespace cuctx {
+
+class OptionsItf;
+
+// Options of CuMemoryAllocator (cu-allocator.h). CuDevice registers them through
+// RegisterCuAllocatorOptions(); programs normally set them on the command line:
+//   --cuda-cache-memory             (bool, true)   false: every Malloc/Free goes straight to the
+//                                                  upstream (cudaMalloc/cudaFree), for
+//                                                  compute-sanitizer
+//   --cuda-memory-proportion        (float, 0.5)   the first region is this fraction of the
+//   device's
+//                                                  free memory; 0 = grow on demand only
+//   --cuda-region-quantum-mb        (int32, 32)    later regions are the request rounded up to
+//   this;
+//                                                  it is also the sub-region size
+//   --cuda-allocator-thread-affinity (bool, true)  prefer blocks the calling thread freed itself
+//                                                  (see NOTE ON THREAD AFFINITY in cu-allocator.h)
+//   --cuda-allocator-thread-cache-mb (int32, 16)   per-thread cache of freed blocks (NOTE ON THE
+//                                                  THREAD CACHE in cu-allocator.h); 0 turns it off
+//   --cuda-allocator-trace          (string, "")   write every Malloc/Free to this file as text
+struct CuAllocatorOptions {
+  bool cache_memory = true;
+  BaseFloat memory_proportion = 0.5f;
+  int32 region_quantum_mb = 32;
+  bool thread_affinity = true;
+  int32 thread_cache_mb = 16;
+  std::string trace_file;
+
+  // Registers the options above under their --cuda-* names.
+  void Register(OptionsItf* opts);
+
+  // Throws cuctx::Error naming the option when a value is out of range: memory_proportion must be
+  // in [0, 0.99], region_quantum_mb in [1, 1048576], thread_cache_mb in [0, 65536].
+  void Check() const;
+
+  // region_quantum_mb in bytes.
+  size_t RegionQuantumBytes() const { return static_cast<size_t>(region_quantum_mb) << 20; }
+};
+
+}  // namespace cuctx
+
+#endif  // CUCTX_CUDAMATRIX_CU_ALLOCATOR_OPTIONS_H_

@@ -1,0 +1,248 @@
+// cudamatrix/cu-allocator.h: the caching sub-region device allocator behind CuDevice::Malloc/Free.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef CUCTX_CUDAMATRIX_CU_ALLOCATOR_H_
+#define CUCTX_CUDAMATRIX_CU_ALLOCATOR_H_
+
+#include "base/types.h"
+#include "cudamatrix/cu-allocator-options.h"
+#include "cudamatrix/cu-allocator-upstream.h"
+
+#include <cstddef>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+namespace cuctx {
+
+// A snapshot of CuMemoryAllocator's counters (GetStats()). Byte counts are block sizes, i.e.
+// requests rounded up to 256 bytes (and occasionally a little more when a block was not split).
+struct CuAllocatorStats {
+  bool caching = true;    // false in pass-through mode (--cuda-cache-memory=false)
+  size_t held_bytes = 0;  // obtained from the upstream and not yet released
+  size_t peak_held_bytes = 0;
+  size_t in_use_bytes = 0;        // handed out and not yet freed (GetAllocatedMemory())
+  size_t peak_in_use_bytes = 0;   // GetMaxAllocatedMemory(); see NOTE ON THE THREAD CACHE
+  size_t largest_free_block = 0;  // the largest request the free pools can serve
+  size_t cached_bytes = 0;        // freed blocks parked in per-thread caches
+  int64 num_used_blocks = 0;
+  int64 num_free_blocks = 0;        // in the free pools
+  int64 num_cached_blocks = 0;      // parked in per-thread caches
+  int64 num_regions = 0;            // regions held (pass-through: live allocations)
+  int64 num_mallocs = 0;            // Malloc/MallocPitch calls that returned memory
+  int64 num_frees = 0;              // Free calls with a non-null pointer
+  int64 num_cache_hits = 0;         // Malloc calls served by the calling thread's cache
+  int64 num_syncs = 0;              // SynchronizeGpu calls forced by the cross-thread rule
+  int64 num_external_syncs = 0;     // CuMemoryAllocator::SynchronizeGpu() calls
+  int64 num_stream_sync_notes = 0;  // NoteThreadStreamSynchronized() calls
+  int64 num_upstream_allocs = 0;    // successful upstream Allocate() calls
+  int64 num_upstream_failures = 0;  // upstream Allocate() calls that returned nullptr
+  int64 num_upstream_releases = 0;
+  int64 num_oom_errors = 0;           // OutOfMemoryError thrown
+  double upstream_alloc_seconds = 0;  // wall time spent in upstream Allocate()
+
+  // held / peak in use (0 before the first allocation); 1.0 is perfect.
+  double Fragmentation() const;
+  // num_syncs per 1000 num_frees (0 when nothing was freed).
+  double SyncsPer1000Frees() const;
+  // One JSON object with every field above plus "fragmentation" and "syncs_per_1000_frees".
+  std::string ToJson() const;
+  // A few human-readable lines (MiB), as PrintMemoryUsage() prints them.
+  std::string ToString() const;
+};
+
+// CuMemoryAllocator: caches device memory so that Malloc/Free cost a few hundred nanoseconds of
+// host work instead of a cudaMalloc/cudaFree (tens of microseconds, and cudaFree synchronizes the
+// device).
+//
+// Ownership: it owns its upstream (CuAllocatorUpstream) and every region obtained from it; the
+// destructor returns all regions, including blocks still in use (with a warning). CuDevice creates
+// one for the process with the CUDA upstream; tests create their own over HostAllocatorUpstream.
+//
+// Layout: memory comes from the upstream in large regions. Each region is cut into sub-regions of
+// --cuda-region-quantum-mb, numbered in creation order across regions. A region is a list of
+// address-ordered blocks, each either in use or free. Free blocks sit in ordered sets keyed by
+// (sub-region of the block's start, size, address), so that a request is served best-fit from the
+// lowest-numbered sub-region that has a large enough block; a max-tree over the sub-regions finds
+// that sub-region in O(log #sub-regions). Keeping allocations low makes the late regions fall
+// wholly free, so they can be given back. A block much larger than the request is split (the rest
+// stays free); a freed block is joined with free neighbours on both sides. All sizes and pitches
+// are multiples of kAlignment = 256 bytes, so every pointer is 256-byte aligned.
+//
+// Growth (better than Kaldi's "half of the GPU again"): the first region is memory_proportion of
+// the device's free memory (at least the request); every later region is the request rounded up to
+// the quantum; memory_proportion = 0 grows on demand only.
+//
+// Out of memory is recoverable: when the upstream fails, the allocator synchronizes (so blocks that
+// other threads freed can be joined), gives back regions that are wholly free, retries, and only
+// then throws cuctx::OutOfMemoryError naming the request, held, in use, largest free block and the
+// device's free/total memory. Its state is consistent afterwards: the caller may free memory and
+// continue.
+//
+// Thread safety: without AllowMultithreading() only one thread may use the allocator, and no lock
+// is taken. After it, every public method may be called from any thread: one mutex guards the
+// pools and statistics (held for well under a microsecond), and the per-thread caches below let
+// most Malloc/Free calls of a busy thread avoid it. Calls to the upstream are made with the mutex
+// held.
+//
+// NOTE ON STREAMS AND THE CROSS-THREAD RULE: all device work of a thread goes to its
+// cudaStreamPerThread (the build uses --default-stream per-thread). A block that thread A frees may
+// still be read or written by kernels A has queued; if A reuses it, its own stream orders the new
+// work after the old. If thread B gets it, nothing orders B's stream after A's, so before handing
+// such a block to B the allocator calls SynchronizeGpu() (the upstream's SynchronizeAllStreams()):
+// a no-op kernel on the legacy default stream, which waits for all earlier work of every per-thread
+// stream and which all later work waits for. To know when this is needed every freed block is
+// stamped with the freeing thread's id and a counter (incremented on every Free); a block needs the
+// sync iff it was last freed by another thread after the last sync. The sync does not block the
+// host, but it serializes the streams of all threads for a moment, so it should be rare.
+//
+// NOTE ON THREAD AFFINITY: Kaldi's allocator takes the best fit from the lowest sub-region whoever
+// freed it, so with several threads about half of all blocks come from another thread and need a
+// sync (its 4-thread test synchronized on 3,628 of 7,949 frees). Here the free blocks are kept in
+// pools: one per thread for the blocks that thread freed, and one shared pool for blocks that are
+// safe for everyone (never used, or freed before the last sync). A request first looks for the
+// best fit in the calling thread's pool and in the shared pool (taking the lower sub-region of the
+// two, so the low-address preference holds for everything that needs no sync); only if neither can
+// serve it does it take memory another thread freed, and then it syncs once and moves every free
+// block into the shared pool, where neighbours freed by different threads are finally joined. Only
+// after that, if nothing fits, is a new region taken. On Free a block is joined with free
+// neighbours from its own pool and the shared pool (the result belongs to the freeing thread); a
+// neighbour in another thread's pool is left alone until the next sync, since the joined block
+// would need a sync for both threads; and a big shared neighbour (such as the untouched rest of a
+// region) is not taken into the thread's pool either, or the next thread would find the shared pool
+// empty. In steady state each thread cycles through its own blocks and needs a sync only when its
+// working set grows past what it has freed while other threads hold the rest. Memory flows back
+// without a sync when a thread reports that its stream has drained (NoteThreadStreamSynchronized(),
+// e.g. after the device-to-host copy of a minibatch's output): its freed blocks are then safe for
+// everyone and move to the shared pool as soon as another thread needs them. On the synthetic
+// 4-thread nnet3-like workload of the tests (cu-allocator-test.cc) this gives 0 syncs per 1000
+// frees with the default first region and about 2-9 with memory_proportion = 0 (grow on demand, so
+// little slack; about 20 without the drained-stream notes). The option
+// --cuda-allocator-thread-affinity=false picks the lowest best fit across all pools instead, as
+// Kaldi does; it is kept to measure the difference (about 140 syncs per 1000 frees there).
+//
+// NOTE ON THE THREAD CACHE: one mutex caps the whole process at one Malloc/Free pair per ~0.15 us,
+// and under contention it does much worse: on the H100 host 8 threads managed 0.5 M pairs/s in
+// all, against 5 M for one thread. With the cache, 8 threads did ~51 M pairs/s (one: ~7 M).
+// So once multithreading is allowed, each thread parks the blocks it frees (at most 16 blocks of
+// up to 4 MiB, --cuda-allocator-thread-cache-mb in all) in a cache of its own, and a Malloc of the
+// same rounded size (within the split threshold) takes one back; neither call touches the mutex,
+// only the thread's own cache lock and one of 256 locks of the map from address to block. Parked
+// blocks count as in use for the pools, so the cross-thread rule holds trivially (only their
+// thread gets them back). When the pools cannot serve a request, parked blocks go back to their
+// threads' pools (this thread's first, everyone's before a sync or a new region); a block parked
+// before its thread's last NoteThreadStreamSynchronized() or SynchronizeGpu() goes to the shared
+// pool. Costs: parked blocks are not joined with their neighbours until then, and with several
+// threads the peak in use (GetMaxAllocatedMemory, fragmentation) counts parked blocks as in use,
+// since the threads do not stop to agree on one total. A single thread never uses the cache: it
+// gets the exact placement and statistics of the pools. Tracing and
+// --cuda-allocator-thread-affinity=false turn the cache off.
+//
+// Tracing: with --cuda-allocator-trace=FILE every successful Malloc/MallocPitch and every Free is
+// written to FILE as one text line, in the order they took the mutex:
+//   # cuctx-allocator-trace 1
+//   m <thread> <bytes> <id>                  Malloc(bytes) returned pointer number <id>
+//   p <thread> <row_bytes> <num_rows> <id>   MallocPitch(row_bytes, num_rows, &pitch)
+//   f <thread> <id>                          Free of pointer number <id>
+//   s <thread>                               SynchronizeGpu()
+//   d <thread>                               NoteThreadStreamSynchronized()
+// <thread> numbers threads 0, 1, ... in order of appearance; <id> numbers pointers 1, 2, ... in
+// allocation order (0 is the null pointer of a zero-byte request, whose Free is not recorded).
+// ReplayAllocatorTrace() drives an allocator with such a file.
+class CuMemoryAllocator {
+ public:
+  static constexpr size_t kAlignment = 256;
+
+  // Takes ownership of `upstream`. Checks `options` (cuctx::Error on bad values) and opens the
+  // trace file if one is named (cuctx::Error if it cannot be created). Takes no memory yet.
+  CuMemoryAllocator(const CuAllocatorOptions& options,
+                    std::unique_ptr<CuAllocatorUpstream> upstream);
+  // Returns every region to the upstream; warns if blocks are still in use. Never throws.
+  ~CuMemoryAllocator();
+  CuMemoryAllocator(const CuMemoryAllocator&) = delete;
+  CuMemoryAllocator& operator=(const CuMemoryAllocator&) = delete;
+
+  // Returns `bytes` bytes of device memory, 256-byte aligned, uninitialized. Malloc(0) returns
+  // nullptr (and takes no memory); Free(nullptr) is a no-op. Throws cuctx::OutOfMemoryError when
+  // the memory cannot be had even after the recovery steps above, and lets errors of the upstream
+  // through. May call SynchronizeGpu() (see the notes above); never blocks on device work.
+  void* Malloc(size_t bytes);
+
+  // Memory for `num_rows` rows of `row_bytes` bytes. Sets *pitch to the distance between rows in
+  // bytes: row_bytes rounded up to a multiple of 256; in debug stride mode 256 or 512 bytes more
+  // (alternating), so that code assuming pitch == row_bytes, or equal pitches for equal shapes,
+  // fails visibly. Returns nullptr (with *pitch set) when row_bytes or num_rows is 0. Throws as
+  // Malloc() does; also OutOfMemoryError when pitch * num_rows overflows.
+  void* MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch);
+
+  // Returns memory from Malloc/MallocPitch. The caller's device work on it, queued on the caller's
+  // stream, may still be running (see NOTE ON STREAMS). Throws cuctx::Error naming the pointer if
+  // it was not allocated here or was already freed; the allocator is unchanged then.
+  void Free(void* ptr);
+
+  // Turns on the locks and the per-thread caches. Call before a second thread uses the allocator;
+  // it cannot be turned off.
+  void AllowMultithreading();
+  bool MultithreadingAllowed() const;
+
+  // Turns debug stride mode (see MallocPitch) on or off; returns the previous mode.
+  bool SetDebugStrideMode(bool mode);
+
+  // Calls the upstream's SynchronizeAllStreams() and notes it, so that every block freed before
+  // this call can go to any thread without another sync. CuDevice may route SynchronizeGpu() here.
+  void SynchronizeGpu();
+
+  // Tells the allocator that all work the calling thread queued so far has finished, because the
+  // caller has just waited for its stream (cudaStreamSynchronize(cudaStreamPerThread), or a
+  // synchronous device-to-host copy). The blocks this thread freed before that wait may then go to
+  // other threads without a sync (see NOTE ON THREAD AFFINITY). Call it right after the wait, with
+  // no Free by this thread in between. Cheap (takes the mutex once); optional.
+  void NoteThreadStreamSynchronized();
+
+  // Gives back every region that holds no block in use; returns the bytes released. Regions
+  // freed this way may still be in use by queued device work only if the upstream's Release()
+  // waits for it (cudaFree does).
+  size_t ReleaseCachedMemory();
+
+  // Bytes in use (allocated and not freed), and the peak of that since construction (with the
+  // thread cache in use, the peak includes parked blocks; see NOTE ON THE THREAD CACHE).
+  size_t GetAllocatedMemory() const;
+  size_t GetMaxAllocatedMemory() const;
+
+  CuAllocatorStats GetStats() const;
+  std::string StatsJson() const { return GetStats().ToJson(); }
+  // Logs GetStats().ToString() with CUCTX_LOG.
+  void PrintMemoryUsage() const;
+
+  const CuAllocatorOptions& Options() const;
+  CuAllocatorUpstream& Upstream();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// What ReplayAllocatorTrace() did.
+struct AllocatorReplayResult {
+  int64 num_mallocs = 0;       // 'm' and 'p' lines, zero-byte ones included
+  int64 num_frees = 0;         // 'f' lines
+  int32 num_threads = 0;       // distinct <thread> numbers in the trace
+  int64 num_freed_at_end = 0;  // pointers still live at the end of the trace, freed by the replay
+};
+
+// Replays a trace written by --cuda-allocator-trace (format in the class comment above) on
+// `allocator`. With use_threads = false every operation runs on the calling thread. With
+// use_threads = true each trace thread gets its own std::thread, and the threads take turns so
+// that the operations run in exactly the recorded order; the allocator then sees the same
+// cross-thread pattern as the recorded program (this calls allocator->AllowMultithreading()).
+// Pointers still live at the end are freed. Throws cuctx::Error naming the line for a malformed
+// trace (unknown record, free of a pointer that is not live, ...), and passes on errors of the
+// allocator (OutOfMemoryError) after freeing what it allocated.
+AllocatorReplayResult ReplayAllocatorTrace(std::istream& trace, bool use_threads,
+                                           CuMemoryAllocator* allocator);
+// The same, reading the file `path` (cuctx::Error if it cannot be opened).
+AllocatorReplayResult ReplayAllocatorTraceFile(const std::string& path, bool use_threads,
+                                               CuMemoryAllocator* allocator);
+
+}  // namespace cuctx
+
+#endif  // CUCTX_CUDAMATRIX_CU_ALLOCATOR_H_
