@@ -1,2 +1,7 @@
-# bin/module.mk: command-line tools, one per source file.
-bin_TOOLS := $(notdir $(wildcard bin/*.cc))
+# bin/module.mk: command-line tools, one per source file. bin_CUDA_TOOLS are built only with CUDA=1
+# (they time CUDA's own calls as baselines).
+bin_TOOLS      := cuda-gpu-available.cc
+bin_CUDA_TOOLS := cu-allocator-bench.cc
+ifeq ($(CUDA),1)
+  bin_TOOLS += $(bin_CUDA_TOOLS)
+endif

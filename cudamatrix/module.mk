@@ -1,5 +1,8 @@
 # cudamatrix/module.mk: device runtime, caching allocator, pinned staging, Cu containers, kernels.
-cudamatrix_SRCS  := $(notdir $(wildcard cudamatrix/*.cc))
-cudamatrix_CU    := $(notdir $(wildcard cudamatrix/*.cu))
-cudamatrix_TESTS := $(notdir $(wildcard tests/cudamatrix/*-test.cc))
+cudamatrix_SRCS  := cu-check.cc cu-device.cc cu-gemm-check.cc cu-allocator.cc \
+                    cu-allocator-cuda.cc cu-allocator-options.cc cu-pinned.cc cu-copy.cc \
+                    pinned-matrix.cc
+cudamatrix_CU    := cu-kernels-misc.cu
+cudamatrix_TESTS := cu-device-test.cc cu-allocator-test.cc cu-pinned-test.cc cu-copy-test.cc \
+                    pinned-matrix-test.cc
 cudamatrix_DEPS  := matrix base

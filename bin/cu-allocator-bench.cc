@@ -1,0 +1,497 @@
+// bin/cu-allocator-bench.cc: device-runtime benchmarks: allocator latency and scaling, trace
+// replays, pageable/pinned copies and thread start, each against CUDA's own calls in the same run.
+// SPDX-License-Identifier: Apache-2.0
+//
+// This tool calls cudaMalloc, cudaMallocAsync and cudaHostAlloc directly on purpose: they are the
+// baselines (tools/lint.sh exempts bin/*-bench.cc).
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+#include "base/parse-options.h"
+#include "base/random.h"
+#include "cudamatrix/cu-allocator-options.h"
+#include "cudamatrix/cu-allocator-upstream.h"
+#include "cudamatrix/cu-allocator.h"
+#include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-copy.h"
+#include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-pinned.h"
+
+namespace cuctx {
+namespace {
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(q * (v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+std::string SizeName(size_t bytes) {
+  char buf[32];
+  if (bytes >= (1u << 20))
+    std::snprintf(buf, sizeof(buf), "%zuMiB", bytes >> 20);
+  else if (bytes >= 1024)
+    std::snprintf(buf, sizeof(buf), "%zuKiB", bytes >> 10);
+  else
+    std::snprintf(buf, sizeof(buf), "%zuB", bytes);
+  return buf;
+}
+
+// One line of the final table: cuctx's figure against one baseline measured in the same run.
+// `ratio` is always "how many times better cuctx is" (baseline time / cuctx time, or cuctx rate /
+// baseline rate), so > 1 means cuctx wins.
+struct Row {
+  std::string group, case_name, metric;
+  double cuctx;
+  std::string baseline;
+  double baseline_value;
+  double ratio;
+  std::string target;  // the target for this row, or ""
+};
+
+class Table {
+ public:
+  void Add(Row row) {
+    std::printf("  %-10s %-30s %-14s cuctx %-10.4g %-22s %-10.4g ratio %.2f\n", row.group.c_str(),
+                row.case_name.c_str(), row.metric.c_str(), row.cuctx, row.baseline.c_str(),
+                row.baseline_value, row.ratio);
+    std::fflush(stdout);
+    rows_.push_back(std::move(row));
+  }
+  void Print(bool csv) const {
+    if (csv) {
+      std::printf("group,case,metric,cuctx,baseline,baseline_value,ratio,target\n");
+      for (const Row& r : rows_)
+        std::printf("%s,%s,%s,%.6g,%s,%.6g,%.4f,%s\n", r.group.c_str(), r.case_name.c_str(),
+                    r.metric.c_str(), r.cuctx, r.baseline.c_str(), r.baseline_value, r.ratio,
+                    r.target.c_str());
+      return;
+    }
+    std::printf("\n%-10s | %-30s | %-16s | %10s | %-24s | %10s | %7s | %s\n", "group", "case",
+                "metric", "cuctx", "baseline", "baseline", "ratio", "target");
+    std::printf("%s\n", std::string(140, '-').c_str());
+    for (const Row& r : rows_)
+      std::printf("%-10s | %-30s | %-16s | %10.4g | %-24s | %10.4g | %7.2f | %s\n",
+                  r.group.c_str(), r.case_name.c_str(), r.metric.c_str(), r.cuctx,
+                  r.baseline.c_str(), r.baseline_value, r.ratio, r.target.c_str());
+  }
+
+ private:
+  std::vector<Row> rows_;
+};
+
+// ---- Malloc+Free pair latency ------------------------------------------------------------------
+
+using AllocFn = std::function<void*(size_t)>;
+using FreeFn = std::function<void(void*)>;
+
+struct PairResult {
+  double median_us = 0, p99_us = 0;
+  double pairs_per_second = 0;  // all threads together
+};
+
+// Each of `threads` threads times Malloc+Free pairs of `bytes` one by one until it has done
+// `max_pairs` or spent `budget_s`. std::function indirection is the same for every allocator.
+PairResult TimePairs(size_t bytes, int threads, int max_pairs, double budget_s, AllocFn alloc,
+                     FreeFn release) {
+  std::vector<std::vector<double>> lat(threads);
+  std::vector<int> done(threads, 0);
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  double start = 0, end = 0;
+  auto body = [&](int t) {
+    CuDevice::Instantiate();
+    // Warm-up pair so that one-time costs (first region, pool creation) stay out of the numbers.
+    release(alloc(bytes));
+    ready.fetch_add(1);
+    while (!go.load()) std::this_thread::yield();
+    double t_start = Now();
+    lat[t].reserve(max_pairs);
+    for (int i = 0; i < max_pairs; ++i) {
+      double t0 = Now();
+      void* p = alloc(bytes);
+      release(p);
+      double t1 = Now();
+      lat[t].push_back((t1 - t0) * 1e6);
+      if (t1 - t_start > budget_s) break;
+    }
+    done[t] = static_cast<int>(lat[t].size());
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(body, t);
+  while (ready.load() < threads) std::this_thread::yield();
+  start = Now();
+  go.store(true);
+  for (auto& th : pool) th.join();
+  end = Now();
+  std::vector<double> all;
+  int total = 0;
+  for (int t = 0; t < threads; ++t) {
+    all.insert(all.end(), lat[t].begin(), lat[t].end());
+    total += done[t];
+  }
+  PairResult r;
+  r.median_us = Percentile(all, 0.5);
+  r.p99_us = Percentile(all, 0.99);
+  r.pairs_per_second = total / (end - start);
+  return r;
+}
+
+void PairBenchmarks(const std::vector<size_t>& sizes, int max_threads, double budget_s,
+                    Table* table) {
+  CuDevice& device = CuDevice::Instantiate();
+  cudaMemPool_t pool;
+  CUCTX_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, device.DeviceId()));
+  uint64_t threshold = UINT64_MAX;  // keep freed memory in the pool, like a caching allocator
+  CUCTX_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
+
+  AllocFn cuctx_alloc = [](size_t b) { return CuDevice::Instantiate().Malloc(b); };
+  FreeFn cuctx_free = [](void* p) { CuDevice::Instantiate().Free(p); };
+  AllocFn cuda_alloc = [](size_t b) {
+    void* p = nullptr;
+    CUCTX_CUDA_CHECK(cudaMalloc(&p, b));
+    return p;
+  };
+  FreeFn cuda_free = [](void* p) { CUCTX_CUDA_CHECK(cudaFree(p)); };
+  AllocFn async_alloc = [](size_t b) {
+    void* p = nullptr;
+    CUCTX_CUDA_CHECK(cudaMallocAsync(&p, b, cudaStreamPerThread));
+    return p;
+  };
+  FreeFn async_free = [](void* p) { CUCTX_CUDA_CHECK(cudaFreeAsync(p, cudaStreamPerThread)); };
+
+  for (int threads : {1, max_threads}) {
+    for (size_t bytes : sizes) {
+      std::string case_name = SizeName(bytes) + ", " + std::to_string(threads) + " thr";
+      PairResult c = TimePairs(bytes, threads, 20000, budget_s, cuctx_alloc, cuctx_free);
+      PairResult m = TimePairs(bytes, threads, 2000, budget_s, cuda_alloc, cuda_free);
+      PairResult a = TimePairs(bytes, threads, 20000, budget_s, async_alloc, async_free);
+      CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+      std::string target = (threads == 1 && bytes <= (1u << 20)) ? "cuctx <= 0.2 us" : "";
+      table->Add({"pair", case_name, "median us", c.median_us, "cudaMalloc+cudaFree",
+                  m.median_us, m.median_us / c.median_us, target});
+      table->Add({"pair", case_name, "median us", c.median_us, "cudaMallocAsync+FreeAsync",
+                  a.median_us, a.median_us / c.median_us, target});
+      table->Add({"pair", case_name, "p99 us", c.p99_us, "cudaMallocAsync+FreeAsync", a.p99_us,
+                  a.p99_us / c.p99_us, ""});
+      if (threads > 1) {
+        PairResult c1 = TimePairs(bytes, 1, 20000, budget_s, cuctx_alloc, cuctx_free);
+        table->Add({"scaling", case_name, "Mpairs/s", c.pairs_per_second / 1e6, "cuctx, 1 thread",
+                    c1.pairs_per_second / 1e6, c.pairs_per_second / c1.pairs_per_second,
+                    ">= 4 (8 thr)"});
+        table->Add({"scaling", case_name, "Mpairs/s", c.pairs_per_second / 1e6,
+                    "cudaMallocAsync", a.pairs_per_second / 1e6,
+                    c.pairs_per_second / a.pairs_per_second, ""});
+      }
+    }
+  }
+}
+
+// ---- trace replays -----------------------------------------------------------------------------
+
+// Writes a trace (format of cu-allocator.h) of an nnet3-like training run: long-lived parameters
+// and their gradients, then minibatches of varying size whose forward pass keeps one activation
+// per layer live until the backward pass frees them in reverse, with short-lived temporaries in
+// between. With several threads, each runs its own minibatches and the operations interleave
+// randomly, as when several training or decoding threads share a GPU.
+std::string SyntheticNnetTrace(int threads, int minibatches_per_thread, uint64 seed) {
+  RandomState rng(seed);
+  const int kLayers = 12;
+  std::vector<int> dims(kLayers + 1);
+  for (int l = 0; l <= kLayers; ++l) dims[l] = 256 * RandInt(1, 8, &rng);
+  std::ostringstream out;
+  out << "# cuctx-allocator-trace 1\n";
+  int64 next_id = 1;
+  // Per-thread program: a list of operations generated lazily, one minibatch at a time.
+  struct ThreadState {
+    std::vector<std::string> pending;
+    int minibatches_left;
+  };
+  std::vector<ThreadState> state(threads);
+  for (int t = 0; t < threads; ++t) {
+    state[t].minibatches_left = minibatches_per_thread;
+    for (int l = 0; l < kLayers; ++l) {
+      size_t bytes = sizeof(float) * dims[l] * dims[l + 1];
+      out << "m " << t << " " << bytes << " " << next_id++ << "\n";  // parameters, never freed
+      out << "m " << t << " " << bytes << " " << next_id++ << "\n";  // their gradient
+    }
+  }
+  auto make_minibatch = [&](int t) {
+    std::vector<std::string>& ops = state[t].pending;
+    int frames = 64 * RandInt(1, 8, &rng);
+    std::vector<int64> acts;
+    for (int l = 0; l <= kLayers; ++l) {
+      int64 id = next_id++;
+      acts.push_back(id);
+      ops.push_back("p " + std::to_string(t) + " " + std::to_string(sizeof(float) * dims[l]) + " " +
+                    std::to_string(frames) + " " + std::to_string(id));
+      if (RandInt(0, 2, &rng) == 0) {  // a temporary
+        int64 tmp = next_id++;
+        ops.push_back("m " + std::to_string(t) + " " + std::to_string(4 * frames * RandInt(1, 64, &rng)) +
+                      " " + std::to_string(tmp));
+        ops.push_back("f " + std::to_string(t) + " " + std::to_string(tmp));
+      }
+    }
+    for (int l = kLayers; l >= 0; --l) {
+      int64 grad = next_id++;
+      ops.push_back("p " + std::to_string(t) + " " + std::to_string(sizeof(float) * dims[l]) + " " +
+                    std::to_string(frames) + " " + std::to_string(grad));
+      ops.push_back("f " + std::to_string(t) + " " + std::to_string(acts[l]));
+      ops.push_back("f " + std::to_string(t) + " " + std::to_string(grad));
+    }
+    std::reverse(ops.begin(), ops.end());  // consumed from the back
+  };
+  int live_threads = threads;
+  while (live_threads > 0) {
+    int t = RandInt(0, threads - 1, &rng);
+    if (state[t].pending.empty()) {
+      if (state[t].minibatches_left == 0) {
+        bool any = false;
+        for (auto& s : state) any = any || !s.pending.empty() || s.minibatches_left > 0;
+        if (!any) break;
+        continue;
+      }
+      --state[t].minibatches_left;
+      make_minibatch(t);
+    }
+    // A few operations at a time, so threads interleave at a realistic grain.
+    for (int k = RandInt(1, 6, &rng); k > 0 && !state[t].pending.empty(); --k) {
+      out << state[t].pending.back() << "\n";
+      state[t].pending.pop_back();
+    }
+  }
+  return out.str();
+}
+
+CuAllocatorStats ReplayOnFreshAllocator(std::istream& trace, bool use_threads,
+                                        AllocatorReplayResult* result) {
+  CuAllocatorOptions options = CuDevice::AllocatorOptions();
+  options.trace_file.clear();
+  options.memory_proportion = 0.0f;  // grow on demand: held memory then measures fragmentation
+  CuMemoryAllocator allocator(options, NewCudaAllocatorUpstream([] { SynchronizeGpu(); }));
+  *result = ReplayAllocatorTrace(trace, use_threads, &allocator);
+  CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
+  return allocator.GetStats();
+}
+
+void ReplayBenchmarks(const std::vector<std::string>& trace_files, Table* table) {
+  for (int threads : {1, 4}) {
+    std::istringstream trace(SyntheticNnetTrace(threads, 200, 17 + threads));
+    AllocatorReplayResult result;
+    double start = Now();
+    CuAllocatorStats s = ReplayOnFreshAllocator(trace, threads > 1, &result);
+    double seconds = Now() - start;
+    std::string case_name = "synthetic nnet3, " + std::to_string(threads) + " thr";
+    table->Add({"replay", case_name, "held/peak", s.Fragmentation(), "ideal (1.0)", 1.0,
+                1.0 / s.Fragmentation(), "<= 1.15"});
+    table->Add({"replay", case_name, "syncs/1000 frees", s.SyncsPer1000Frees(), "", 0.0, 0.0,
+                threads > 1 ? "<= 10" : ""});
+    std::printf("    %s: %lld mallocs, %lld frees in %.2f s; peak in use %.1f MiB, held %.1f MiB, "
+                "%lld regions, %lld syncs\n",
+                case_name.c_str(), static_cast<long long>(result.num_mallocs),
+                static_cast<long long>(result.num_frees), seconds, s.peak_in_use_bytes / 1048576.0,
+                s.peak_held_bytes / 1048576.0, static_cast<long long>(s.num_regions),
+                static_cast<long long>(s.num_syncs));
+  }
+  for (const std::string& path : trace_files) {
+    AllocatorReplayResult result;
+    CuAllocatorOptions options = CuDevice::AllocatorOptions();
+    options.trace_file.clear();
+    options.memory_proportion = 0.0f;
+    CuMemoryAllocator allocator(options, NewCudaAllocatorUpstream([] { SynchronizeGpu(); }));
+    result = ReplayAllocatorTraceFile(path, true, &allocator);
+    CuAllocatorStats s = allocator.GetStats();
+    table->Add({"replay", path, "held/peak", s.Fragmentation(), "ideal (1.0)", 1.0,
+                1.0 / s.Fragmentation(), ""});
+    table->Add({"replay", path, "syncs/1000 frees", s.SyncsPer1000Frees(), "", 0.0, 0.0, ""});
+  }
+}
+
+// ---- host<->device copies ----------------------------------------------------------------------
+
+double MedianSeconds(int reps, const std::function<void()>& fn) {
+  fn();  // warm-up
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    double t0 = Now();
+    fn();
+    t.push_back(Now() - t0);
+  }
+  return Percentile(t, 0.5);
+}
+
+void CopyBenchmarks(size_t bytes, Table* table) {
+  CuDevice& device = CuDevice::Instantiate();
+  void* d_buf = device.Malloc(bytes);
+  std::vector<char> pageable(bytes);
+  for (size_t i = 0; i < bytes; i += 4096) pageable[i] = static_cast<char>(i >> 12);
+  void* h_pinned = nullptr;
+  CUCTX_CUDA_CHECK(cudaHostAlloc(&h_pinned, bytes, cudaHostAllocDefault));
+  std::memset(h_pinned, 1, bytes);
+  const int kReps = 15;
+  double gb = bytes / 1e9;
+
+  double c_h2d = MedianSeconds(kReps, [&] { CopyHostToDevice(d_buf, pageable.data(), bytes); });
+  double p_h2d = MedianSeconds(kReps, [&] {
+    CUCTX_CUDA_CHECK(cudaMemcpy(d_buf, pageable.data(), bytes, cudaMemcpyHostToDevice));
+  });
+  double n_h2d = MedianSeconds(kReps, [&] {
+    CUCTX_CUDA_CHECK(cudaMemcpy(d_buf, h_pinned, bytes, cudaMemcpyHostToDevice));
+  });
+  double c_d2h = MedianSeconds(kReps, [&] { CopyDeviceToHost(pageable.data(), d_buf, bytes); });
+  double p_d2h = MedianSeconds(kReps, [&] {
+    CUCTX_CUDA_CHECK(cudaMemcpy(pageable.data(), d_buf, bytes, cudaMemcpyDeviceToHost));
+  });
+  double n_d2h = MedianSeconds(kReps, [&] {
+    CUCTX_CUDA_CHECK(cudaMemcpy(h_pinned, d_buf, bytes, cudaMemcpyDeviceToHost));
+  });
+  std::string name = SizeName(bytes) + " from pageable";
+  table->Add({"copy H2D", name, "GB/s", gb / c_h2d, "cudaMemcpy pageable", gb / p_h2d,
+              p_h2d / c_h2d, ">= 2"});
+  table->Add({"copy H2D", name, "GB/s", gb / c_h2d, "cudaMemcpy pinned", gb / n_h2d,
+              n_h2d / c_h2d, ""});
+  name = SizeName(bytes) + " to pageable";
+  table->Add({"copy D2H", name, "GB/s", gb / c_d2h, "cudaMemcpy pageable", gb / p_d2h,
+              p_d2h / c_d2h, ""});
+  table->Add({"copy D2H", name, "GB/s", gb / c_d2h, "cudaMemcpy pinned", gb / n_d2h,
+              n_d2h / c_d2h, ""});
+  CUCTX_CUDA_CHECK(cudaFreeHost(h_pinned));
+  device.Free(d_buf);
+}
+
+// ---- thread start ------------------------------------------------------------------------------
+
+// Median time, inside a new thread, from its first line to the end of a small op: cuctx's
+// Instantiate + Malloc + memset + Free + stream sync (optionally + a cuBLAS call), against the same
+// op done with plain CUDA calls on a buffer allocated in advance.
+void ThreadStartBenchmarks(Table* table) {
+  const int kThreads = 30;
+  const size_t kBytes = 4096;
+  void* shared = CuDevice::Instantiate().Malloc(kBytes);
+  auto measure = [&](int mode) {
+    std::vector<double> t;
+    for (int i = 0; i < kThreads; ++i) {
+      double elapsed = 0;
+      std::thread th([&] {
+        double t0 = Now();
+        if (mode == 0) {  // plain CUDA baseline
+          CUCTX_CUDA_CHECK(cudaMemsetAsync(shared, 0, kBytes, cudaStreamPerThread));
+          CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+        } else {
+          CuDevice& device = CuDevice::Instantiate();
+          void* p = device.Malloc(kBytes);
+          CUCTX_CUDA_CHECK(cudaMemsetAsync(p, 0, kBytes, cudaStreamPerThread));
+          if (mode == 2) {
+            const float two = 2.0f;
+            CUCTX_CUBLAS_CHECK(cublasSscal(device.GetCublasHandle(), kBytes / sizeof(float), &two,
+                                           static_cast<float*>(p), 1));
+          }
+          CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+          device.Free(p);
+        }
+        elapsed = Now() - t0;
+      });
+      th.join();
+      t.push_back(elapsed * 1e3);
+    }
+    return Percentile(t, 0.5);
+  };
+  CuDevice::Instantiate().AllowMultithreading();
+  double base = measure(0);
+  double plain = measure(1);
+  double blas = measure(2);
+  table->Add({"thread", "Instantiate+small op", "median ms", plain, "plain CUDA, same op", base,
+              base / plain, "<= 0.2 ms"});
+  table->Add({"thread", "... + cuBLAS handle + call", "median ms", blas, "plain CUDA, same op", base,
+              base / blas, ""});
+  CuDevice::Instantiate().Free(shared);
+}
+
+}  // namespace
+}  // namespace cuctx
+
+int main(int argc, char* argv[]) {
+  using namespace cuctx;
+  const char* usage =
+      "Benchmarks cuctx's device runtime against CUDA's own calls, measured in the same run:\n"
+      "Malloc+Free pair latency and multi-thread scaling (vs cudaMalloc and cudaMallocAsync),\n"
+      "replays of a synthetic nnet3-like allocation trace and of recorded trace files\n"
+      "(--cuda-allocator-trace), pageable/pinned copies and thread start. Prints one table;\n"
+      "ratio > 1 means cuctx is better.\n"
+      "Usage: cu-allocator-bench [options] [trace-file ...]\n"
+      "Exit status: 0 done, 1 error, 2 usage error, 3 no usable GPU.\n";
+  ParseOptions po(usage);
+  std::string use_gpu = "yes";
+  int32 threads = 8;
+  int32 copy_mb = 64;
+  double budget = 0.2;
+  bool csv = false;
+  std::string only;
+  po.Register("use-gpu", &use_gpu, "yes|wait: the benchmark needs a GPU");
+  po.Register("threads", &threads, "threads for the multi-thread pair benchmark");
+  po.Register("copy-mb", &copy_mb, "size of the host<->device copies, MiB");
+  po.Register("budget", &budget, "seconds spent per pair-latency case at most");
+  po.Register("csv", &csv, "print the final table as CSV");
+  po.Register("only", &only, "run one group: pair, replay, copy or thread (default all)");
+  CuDevice::RegisterCuAllocatorOptions(&po);
+  try {
+    po.Read(argc, argv);
+    if (po.HelpRequested()) return 0;
+    if (threads < 1 || threads > 256) CUCTX_ERR << "--threads must be in [1, 256], got " << threads;
+    if (copy_mb < 1) CUCTX_ERR << "--copy-mb must be >= 1, got " << copy_mb;
+    if (!only.empty() && only != "pair" && only != "replay" && only != "copy" && only != "thread")
+      CUCTX_ERR << "--only must be pair, replay, copy or thread, got '" << only << "'";
+  } catch (const std::exception& e) {
+    return 2;
+  }
+  try {
+    CuDevice& device = CuDevice::Instantiate();
+    try {
+      device.SelectGpuId(use_gpu);
+    } catch (const std::exception&) {
+      return 3;
+    }
+    if (!device.Enabled()) {
+      std::fprintf(stderr, "cu-allocator-bench needs a GPU\n");
+      return 3;
+    }
+    device.AllowMultithreading();
+    const CuDeviceProperties& p = device.Properties();
+    std::printf("cu-allocator-bench: %s (cc %d.%d), driver %d, runtime %d\n", p.name.c_str(),
+                p.major, p.minor, p.driver_version, p.runtime_version);
+    Table table;
+    std::vector<std::string> traces;
+    for (int i = 1; i <= po.NumArgs(); ++i) traces.push_back(po.GetArg(i));
+    if (only.empty() || only == "pair") {
+      std::vector<size_t> sizes = {256, 4096, 65536, 1u << 20, 16u << 20, 256u << 20};
+      PairBenchmarks(sizes, threads, budget, &table);
+    }
+    if (only.empty() || only == "replay") ReplayBenchmarks(traces, &table);
+    if (only.empty() || only == "copy") CopyBenchmarks(static_cast<size_t>(copy_mb) << 20, &table);
+    if (only.empty() || only == "thread") ThreadStartBenchmarks(&table);
+    table.Print(csv);
+    device.PrintMemoryUsage();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cu-allocator-bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
