@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "base/error.h"
 #include "base/options-itf.h"
 #include "base/parse-options.h"
+#include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-gemm-check.h"
 #include "tests/testing.h"
 
@@ -57,8 +59,13 @@ TEST(CuDeviceTest, RejectsUnknownModeListingTheFour) {
   }
 }
 
-TEST(CuDeviceTest, SelectingYesWithoutGpuOrTwiceIsAnError) {
+TEST(CuDeviceTest, SelectingYesFailsWithTheReasonOrWhenAlreadySelected) {
   CuDevice& device = CuDevice::Instantiate();
+  if (test::GpuMode() == "no") {
+    // There may be a GPU, and "yes" would take it; CPU mode records why it is not used instead.
+    EXPECT_EQ(device.NoGpuReason(), "--use-gpu=no");
+    return;
+  }
   try {
     device.SelectGpuId("yes");
     FAIL() << "no exception";
@@ -67,29 +74,66 @@ TEST(CuDeviceTest, SelectingYesWithoutGpuOrTwiceIsAnError) {
     if (test::GpuEnabled()) {
       EXPECT_NE(what.find("already selected"), std::string::npos) << what;
     } else {
-      // No GPU: the message says so and gives the reason (CUDA's, or "built without CUDA").
+      // "optional" found no GPU, so "yes" must fail and say why (CUDA's reason, or no CUDA).
       EXPECT_NE(what.find("--use-gpu=yes but"), std::string::npos) << what;
       EXPECT_FALSE(device.NoGpuReason().empty());
     }
   }
 }
 
-TEST(CuDeviceTest, NoAndOptionalWorkWithoutGpu) {
-  if (test::GpuEnabled()) GTEST_SKIP() << "a GPU is selected; selecting again is an error";
+TEST(CuDeviceTest, CpuModeWorksWithoutGpu) {
   CuDevice& device = CuDevice::Instantiate();
+  if (test::GpuEnabled()) {
+    // Once a GPU is selected, any further selection is an error.
+    EXPECT_THROW(device.SelectGpuId("no"), Error);
+    return;
+  }
   EXPECT_NO_THROW(device.SelectGpuId("no"));
-  EXPECT_FALSE(device.Enabled());
-  EXPECT_NO_THROW(device.SelectGpuId("optional"));
+  // "optional" is safe to repeat only where it already found no GPU.
+  if (test::GpuMode() != "no") {
+    EXPECT_NO_THROW(device.SelectGpuId("optional"));
+  }
   EXPECT_FALSE(device.Enabled());
   EXPECT_EQ(device.DeviceId(), -1);
   EXPECT_EQ(device.DeviceName(), "none");
   EXPECT_EQ(device.GetMatrixAlignment(), 0);
+  EXPECT_EQ(device.Allocator(), nullptr);
   EXPECT_THROW(device.Properties(), Error);
   EXPECT_THROW(device.GetCublasHandle(), Error);
+  EXPECT_THROW(device.Malloc(16), Error);
   EXPECT_THROW(GetFreeGpuMemory(nullptr, nullptr), Error);
+  EXPECT_NO_THROW(device.Free(nullptr));
   EXPECT_NO_THROW(SynchronizeGpu());
   EXPECT_NO_THROW(device.CheckGpuHealth());
   EXPECT_NO_THROW(device.SeedGpu(7));
+  EXPECT_NO_THROW(device.PrintMemoryUsage());
+}
+
+TEST(CuDeviceTest, DebugStrideModeIsProcessWide) {
+  CuDevice& device = CuDevice::Instantiate();
+  bool old = device.SetDebugStrideMode(true);
+  EXPECT_TRUE(device.GetDebugStrideMode());
+  EXPECT_TRUE(device.SetDebugStrideMode(old));
+  EXPECT_EQ(device.GetDebugStrideMode(), old);
+}
+
+TEST(CuDeviceTest, MallocGoesThroughTheCachingAllocator) {
+  CUCTX_REQUIRE_GPU();
+  CuDevice& device = CuDevice::Instantiate();
+  ASSERT_NE(device.Allocator(), nullptr);
+  size_t before = device.Allocator()->GetAllocatedMemory();
+  void* p = device.Malloc(1000);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 256, 0u);
+  EXPECT_EQ(device.Allocator()->GetAllocatedMemory(), before + 1024);
+  size_t pitch = 0;
+  void* q = device.MallocPitch(100, 7, &pitch);
+  EXPECT_EQ(pitch % 256, 0u);
+  EXPECT_GE(pitch, 100u);
+  device.Free(q);
+  device.Free(p);
+  EXPECT_EQ(device.Allocator()->GetAllocatedMemory(), before);
+  EXPECT_THROW(device.Free(p), Error);  // a double free is an error, not a crash
+  EXPECT_EQ(device.Malloc(0), nullptr);
 }
 
 TEST(CuDeviceTest, EachThreadHasItsOwnInstanceOnTheSameDevice) {
