@@ -2,14 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/io-funcs.h"
 
-#include <cctype>
-#include <strings.h>
+#include "base/error.h"
 
+#include <cctype>
 #include <cstring>
 #include <limits>
+#include <strings.h>
 #include <type_traits>
-
-#include "base/error.h"
 
 namespace cuctx {
 
@@ -21,6 +20,24 @@ std::string StreamPosition(std::istream& is) {
   is.clear(state);
   if (pos < 0) return "";
   return " at byte " + std::to_string(pos);
+}
+
+int64 BytesLeftInStream(std::istream& is) {
+  if (!is.good()) return -1;
+  std::streampos here = is.tellg();
+  if (here == std::streampos(-1)) {
+    is.clear();
+    return -1;
+  }
+  is.seekg(0, std::ios::end);
+  std::streampos end = is.fail() ? std::streampos(-1) : is.tellg();
+  is.clear();
+  is.seekg(here);
+  if (is.fail() || end == std::streampos(-1)) {
+    is.clear();
+    return -1;
+  }
+  return static_cast<int64>(end - here);
 }
 
 namespace {
@@ -109,7 +126,8 @@ void ExpectToken(std::istream& is, bool binary, const char* token) {
   std::string pos = StreamPosition(is);
   std::string found;
   if (!binary) is >> std::ws;
-  if (!(is >> found)) CUCTX_ERR << "expected token \"" << token << "\"" << pos << ", found end of stream";
+  if (!(is >> found))
+    CUCTX_ERR << "expected token \"" << token << "\"" << pos << ", found end of stream";
   if (found != token)
     CUCTX_ERR << "expected token \"" << token << "\"" << pos << ", found \"" << found << "\"";
   int next = is.peek();
@@ -285,7 +303,7 @@ void ReadIntegerVector(std::istream& is, bool binary, std::vector<T>* v) {
   }
 }
 
-#define CUCTX_INSTANTIATE_BASIC_(T)                                  \
+#define CUCTX_INSTANTIATE_BASIC_(T)                        \
   template void WriteBasicType<T>(std::ostream&, bool, T); \
   template void ReadBasicType<T>(std::istream&, bool, T*)
 CUCTX_INSTANTIATE_BASIC_(bool);
@@ -301,7 +319,7 @@ CUCTX_INSTANTIATE_BASIC_(int64);
 CUCTX_INSTANTIATE_BASIC_(uint64);
 #undef CUCTX_INSTANTIATE_BASIC_
 
-#define CUCTX_INSTANTIATE_INTVEC_(T)                                                   \
+#define CUCTX_INSTANTIATE_INTVEC_(T)                                               \
   template void WriteIntegerVector<T>(std::ostream&, bool, const std::vector<T>&); \
   template void ReadIntegerVector<T>(std::istream&, bool, std::vector<T>*)
 CUCTX_INSTANTIATE_INTVEC_(int32);

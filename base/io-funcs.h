@@ -10,16 +10,17 @@
 //                   A float reader accepts a stored double and converts (and vice versa).
 //   bool            'T' or 'F' (text: followed by a space).
 // Every read failure throws cuctx::Error saying what was expected, what was found and, where the
-// stream can tell, at which byte. All functions are reentrant; a stream must not be shared by threads.
+// stream can tell, at which byte. All functions are reentrant; a stream must not be shared by
+// threads.
 #ifndef CUCTX_BASE_IO_FUNCS_H_
 #define CUCTX_BASE_IO_FUNCS_H_
+
+#include "base/types.h"
 
 #include <istream>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include "base/types.h"
 
 namespace cuctx {
 
@@ -61,6 +62,12 @@ void ReadIntegerVector(std::istream& is, bool binary, std::vector<T>* v);
 
 // Describes the read position for error messages: " at byte N" or "" when the stream cannot tell.
 std::string StreamPosition(std::istream& is);
+
+// The number of bytes between the read position and the end of `is`, or -1 when the stream is not
+// good or cannot seek (a pipe). Readers use it to reject a declared size that cannot fit before
+// allocating for it. Leaves the position and state of a good stream as they were, and does not
+// touch a stream that is not good.
+int64 BytesLeftInStream(std::istream& is);
 
 }  // namespace cuctx
 

@@ -83,6 +83,27 @@ bool ConvertStringToInteger(const std::string& str, Int* out) {
 template <typename Real>
 bool ConvertStringToReal(const std::string& str, Real* out);
 
+namespace internal {
+// The body of SplitStringToIntegers and SplitStringToFloats: splits `full` and converts every
+// piece with convert(piece, &element), clearing *out on the first failure. out != nullptr.
+template <typename T, typename Convert>
+bool SplitAndConvert(const std::string& full, const char* delim, bool omit_empty_strings,
+                     std::vector<T>* out, Convert convert) {
+  out->clear();
+  if (full.empty()) return true;
+  std::vector<std::string> pieces;
+  SplitStringToVector(full, delim, omit_empty_strings, &pieces);
+  out->resize(pieces.size());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (!convert(pieces[i], &(*out)[i])) {
+      out->clear();
+      return false;
+    }
+  }
+  return true;
+}
+}  // namespace internal
+
 // Splits like SplitStringToVector, then converts every piece with ConvertStringToInteger.
 // An empty `full` gives an empty vector and true. On any failure (including an empty piece when
 // omit_empty_strings is false) *out is cleared and false returned.
@@ -90,18 +111,9 @@ template <class Int>
 bool SplitStringToIntegers(const std::string& full, const char* delim, bool omit_empty_strings,
                            std::vector<Int>* out) {
   CUCTX_CHECK(out != nullptr);
-  out->clear();
-  if (full.empty()) return true;
-  std::vector<std::string> pieces;
-  SplitStringToVector(full, delim, omit_empty_strings, &pieces);
-  out->resize(pieces.size());
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    if (!ConvertStringToInteger(pieces[i], &(*out)[i])) {
-      out->clear();
-      return false;
-    }
-  }
-  return true;
+  return internal::SplitAndConvert(
+      full, delim, omit_empty_strings, out,
+      [](const std::string& s, Int* v) { return ConvertStringToInteger(s, v); });
 }
 
 // As SplitStringToIntegers, for float or double pieces parsed with ConvertStringToReal.
@@ -109,18 +121,9 @@ template <typename Real>
 bool SplitStringToFloats(const std::string& full, const char* delim, bool omit_empty_strings,
                          std::vector<Real>* out) {
   CUCTX_CHECK(out != nullptr);
-  out->clear();
-  if (full.empty()) return true;
-  std::vector<std::string> pieces;
-  SplitStringToVector(full, delim, omit_empty_strings, &pieces);
-  out->resize(pieces.size());
-  for (size_t i = 0; i < pieces.size(); ++i) {
-    if (!ConvertStringToReal(pieces[i], &(*out)[i])) {
-      out->clear();
-      return false;
-    }
-  }
-  return true;
+  return internal::SplitAndConvert(
+      full, delim, omit_empty_strings, out,
+      [](const std::string& s, Real* v) { return ConvertStringToReal(s, v); });
 }
 
 }  // namespace cuctx

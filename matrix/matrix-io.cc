@@ -43,26 +43,6 @@ const char* VectorToken() {
   return sizeof(Real) == 4 ? "FV" : "DV";
 }
 
-// Bytes between the read position and the end of the stream, or -1 when the stream cannot seek
-// (a pipe). Leaves the position and state as they were.
-int64 BytesLeft(std::istream& is) {
-  if (!is.good()) return -1;
-  std::streampos here = is.tellg();
-  if (here == std::streampos(-1)) {
-    is.clear();
-    return -1;
-  }
-  is.seekg(0, std::ios::end);
-  std::streampos end = is.fail() ? std::streampos(-1) : is.tellg();
-  is.clear();
-  is.seekg(here);
-  if (is.fail() || end == std::streampos(-1)) {
-    is.clear();
-    return -1;
-  }
-  return static_cast<int64>(end - here);
-}
-
 // Reads an int32 dimension of a binary or text object and checks it is not negative.
 int32 ReadDimension(std::istream& is, bool binary, const char* what, const char* token) {
   const std::string pos = StreamPosition(is);
@@ -295,10 +275,26 @@ void ReadRaw(std::istream& is, char* dst, int64 bytes, const char* token, const 
 // Makes sure a declared payload can be in the stream before anything is allocated for it.
 void CheckPayloadFits(std::istream& is, int64 bytes, const char* token, const std::string& what,
                       const std::string& pos) {
-  int64 left = BytesLeft(is);
+  int64 left = BytesLeftInStream(is);
   if (left >= 0 && bytes > left)
     CUCTX_ERR << "truncated or corrupt \"" << token << "\"" << pos << ": " << what << " needs "
               << bytes << " bytes of data but the stream has only " << left << " left";
+}
+
+// When the stream cannot tell its length and the payload is large (over 64 MiB), reads its
+// `bytes` into *buffer, grown 16 MiB at a time, so that a corrupt size runs into the end of the
+// data before it can make us allocate an absurd amount; returns true. Otherwise reads nothing and
+// returns false: the caller allocates the object and reads into it directly.
+bool ReadUnsizedPayload(std::istream& is, int64 bytes, const char* token, const std::string& pos,
+                        std::vector<char>* buffer) {
+  if (BytesLeftInStream(is) >= 0 || bytes <= (int64(1) << 26)) return false;
+  for (int64 done = 0; done < bytes;) {
+    const int64 want = std::min<int64>(int64(1) << 24, bytes - done);
+    buffer->resize(static_cast<size_t>(done + want));
+    ReadRaw(is, buffer->data() + done, want, token, pos);
+    done += want;
+  }
+  return true;
 }
 
 template <typename Real>
@@ -347,17 +343,8 @@ void ReadBinaryMatrix(std::istream& is, Matrix<Real>* m) {
   CheckPayloadFits(is, row_bytes * rows, my_token,
                    "a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix",
                    data_pos);
-  if (BytesLeft(is) < 0 && row_bytes * rows > (int64(1) << 26)) {
-    // The stream cannot tell its length: read into a growing buffer so that a corrupt size runs
-    // into the end of the data before it can make us allocate an absurd amount.
-    std::vector<char> buffer;
-    const int64 total = row_bytes * rows;
-    for (int64 done = 0; done < total;) {
-      int64 want = std::min<int64>(int64(1) << 24, total - done);
-      buffer.resize(static_cast<size_t>(done + want));
-      ReadRaw(is, buffer.data() + done, want, my_token, data_pos);
-      done += want;
-    }
+  std::vector<char> buffer;
+  if (ReadUnsizedPayload(is, row_bytes * rows, my_token, data_pos, &buffer)) {
     ResizeOrThrow(m, rows, cols, my_token);
     for (int32 r = 0; r < rows; ++r)
       std::memcpy(m->RowData(r), buffer.data() + r * row_bytes, static_cast<size_t>(row_bytes));
@@ -394,14 +381,8 @@ void ReadBinaryVector(std::istream& is, Vector<Real>* v) {
   const int64 bytes = static_cast<int64>(dim) * sizeof(Real);
   const std::string data_pos = StreamPosition(is);
   CheckPayloadFits(is, bytes, my_token, "a vector of dimension " + std::to_string(dim), data_pos);
-  if (BytesLeft(is) < 0 && bytes > (int64(1) << 26)) {
-    std::vector<char> buffer;
-    for (int64 done = 0; done < bytes;) {
-      int64 want = std::min<int64>(int64(1) << 24, bytes - done);
-      buffer.resize(static_cast<size_t>(done + want));
-      ReadRaw(is, buffer.data() + done, want, my_token, data_pos);
-      done += want;
-    }
+  std::vector<char> buffer;
+  if (ReadUnsizedPayload(is, bytes, my_token, data_pos, &buffer)) {
     v->Resize(dim, kUndefined);
     std::memcpy(v->Data(), buffer.data(), static_cast<size_t>(bytes));
     return;

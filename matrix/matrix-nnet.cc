@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "matrix/matrix-check.h"
 #include "matrix/matrix.h"
+#include "matrix/vector.h"
 
 #include <algorithm>
 #include <cmath>
@@ -52,32 +53,6 @@ Real SigmoidOf(Real x) {
 template <typename Real>
 Real Sign(Real x) {
   return x > 0 ? Real(1) : (x < 0 ? Real(-1) : Real(0));
-}
-
-// The p-norm of n values, with the conventions of VectorBase::Norm.
-template <typename Real>
-Real PNorm(const Real* x, MatrixIndexT n, Real p) {
-  if (p == 0) {
-    MatrixIndexT count = 0;
-    for (MatrixIndexT i = 0; i < n; ++i) count += x[i] != 0;
-    return static_cast<Real>(count);
-  }
-  if (std::isinf(p)) {
-    Real m = 0;
-    for (MatrixIndexT i = 0; i < n; ++i) m = std::max(m, std::abs(x[i]));
-    return m;
-  }
-  double sum = 0.0;
-  if (p == 1) {
-    for (MatrixIndexT i = 0; i < n; ++i) sum += std::abs(x[i]);
-    return static_cast<Real>(sum);
-  }
-  if (p == 2) {
-    for (MatrixIndexT i = 0; i < n; ++i) sum += static_cast<double>(x[i]) * x[i];
-    return static_cast<Real>(std::sqrt(sum));
-  }
-  for (MatrixIndexT i = 0; i < n; ++i) sum += std::pow(std::abs(static_cast<double>(x[i])), p);
-  return static_cast<Real>(std::pow(sum, 1.0 / p));
 }
 
 // Writes the softmax (log_output false) or log-softmax of n values; in may equal out.
@@ -202,7 +177,8 @@ void MatrixBase<Real>::GroupPnorm(const MatrixBase<Real>& src, Real power) {
   for (MatrixIndexT r = 0; r < num_rows_; ++r) {
     const Real* in = src.RowData(r);
     Real* out = RowData(r);
-    for (MatrixIndexT g = 0; g < num_cols_; ++g) out[g] = PNorm(in + g * group, group, power);
+    for (MatrixIndexT g = 0; g < num_cols_; ++g)
+      out[g] = SubVector<Real>(in + g * group, group).Norm(power);
   }
 }
 

@@ -125,10 +125,11 @@ template <typename Real>
 void Matrix<Real>::Resize(MatrixIndexT rows, MatrixIndexT cols, MatrixResizeType resize_type,
                           MatrixStrideType stride_type) {
   if (rows < 0 || cols < 0) CUCTX_ERR << "Resize: negative dimension " << rows << "x" << cols;
+  // The storage can stay as it is: same shape, and packed if packed storage was asked for.
+  const bool reuse = rows == this->num_rows_ && cols == this->num_cols_ &&
+                     (stride_type == kDefaultStride || this->stride_ == cols);
   if (resize_type == kCopyData) {
-    if (rows == this->num_rows_ && cols == this->num_cols_ &&
-        (stride_type == kDefaultStride || this->stride_ == cols))
-      return;
+    if (reuse) return;
     Matrix<Real> tmp(rows, cols, kSetZero, stride_type);
     const MatrixIndexT keep_rows = std::min(rows, this->num_rows_);
     const MatrixIndexT keep_cols = std::min(cols, this->num_cols_);
@@ -137,8 +138,6 @@ void Matrix<Real>::Resize(MatrixIndexT rows, MatrixIndexT cols, MatrixResizeType
     Swap(&tmp);
     return;
   }
-  const bool reuse = rows == this->num_rows_ && cols == this->num_cols_ &&
-                     (stride_type == kDefaultStride || this->stride_ == cols);
   if (!reuse) {
     Destroy();
     Init(rows, cols, stride_type);

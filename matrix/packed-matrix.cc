@@ -27,25 +27,6 @@ const char* PackedToken() {
 
 int64 TriangleSize(int64 n) { return n * (n + 1) / 2; }
 
-// Bytes between the read position and the end of the stream, or -1 when it cannot seek.
-int64 BytesLeft(std::istream& is) {
-  if (!is.good()) return -1;
-  std::streampos here = is.tellg();
-  if (here == std::streampos(-1)) {
-    is.clear();
-    return -1;
-  }
-  is.seekg(0, std::ios::end);
-  std::streampos end = is.fail() ? std::streampos(-1) : is.tellg();
-  is.clear();
-  is.seekg(here);
-  if (is.fail() || end == std::streampos(-1)) {
-    is.clear();
-    return -1;
-  }
-  return static_cast<int64>(end - here);
-}
-
 }  // namespace
 
 template <typename Real>
@@ -220,7 +201,7 @@ void PackedMatrix<Real>::Read(std::istream& is, bool binary, bool add) {
     const std::string data_pos = StreamPosition(is);
     if (binary) {
       const int64 bytes = count * static_cast<int64>(sizeof(Real));
-      const int64 left = BytesLeft(is);
+      const int64 left = BytesLeftInStream(is);
       if (left >= 0 && bytes > left)
         CUCTX_ERR << "truncated or corrupt \"" << token << "\"" << data_pos << ": size " << n
                   << " needs " << bytes << " bytes but the stream has only " << left << " left";

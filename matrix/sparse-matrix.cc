@@ -19,25 +19,6 @@ namespace cuctx {
 
 namespace {
 
-// Bytes between the read position and the end of the stream, or -1 when it cannot seek.
-int64 BytesLeft(std::istream& is) {
-  if (!is.good()) return -1;
-  std::streampos here = is.tellg();
-  if (here == std::streampos(-1)) {
-    is.clear();
-    return -1;
-  }
-  is.seekg(0, std::ios::end);
-  std::streampos end = is.fail() ? std::streampos(-1) : is.tellg();
-  is.clear();
-  is.seekg(here);
-  if (is.fail() || end == std::streampos(-1)) {
-    is.clear();
-    return -1;
-  }
-  return static_cast<int64>(end - here);
-}
-
 // Reads a basic type, adding `what` and where it started to any error.
 template <typename T>
 T ReadField(std::istream& is, bool binary, const char* what, int64 index = -1) {
@@ -261,7 +242,7 @@ void SparseVector<Real>::Read(std::istream& is, bool binary) {
       CUCTX_ERR << "sparse vector" << start << " claims " << count << " elements, expected 0.."
                 << dim << count_pos;
     // Each pair takes at least 5 + 5 bytes (size byte + int32, size byte + float).
-    const int64 left = BytesLeft(is);
+    const int64 left = BytesLeftInStream(is);
     if (left >= 0 && static_cast<int64>(count) * 10 > left)
       CUCTX_ERR << "truncated or corrupt sparse vector" << start << ": " << count
                 << " elements need at least " << static_cast<int64>(count) * 10
@@ -592,7 +573,7 @@ void SparseMatrix<Real>::Read(std::istream& is, bool binary) {
     if (num_rows < 0)
       CUCTX_ERR << "sparse matrix" << start << " has a negative number of rows " << num_rows;
     // Each row takes at least 13 bytes ("SV " and two int32 with their size bytes).
-    left = BytesLeft(is);
+    left = BytesLeftInStream(is);
     if (left >= 0 && static_cast<int64>(num_rows) * 13 > left)
       CUCTX_ERR << "truncated or corrupt sparse matrix" << start << ": " << num_rows
                 << " rows need at least " << static_cast<int64>(num_rows) * 13

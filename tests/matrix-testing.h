@@ -39,6 +39,25 @@ Vector<Real> RandomVector(MatrixIndexT dim, Rng* rng, double lo = -1.0, double h
   return v;
 }
 
+// Fills *m row by row (or *v in order) with standard normal values.
+template <typename Real>
+void FillGauss(MatrixBase<Real>* m, Rng* rng) {
+  for (MatrixIndexT r = 0; r < m->NumRows(); ++r)
+    for (MatrixIndexT c = 0; c < m->NumCols(); ++c) (*m)(r, c) = static_cast<Real>(rng->Gauss());
+}
+template <typename Real>
+void FillGauss(VectorBase<Real>* v, Rng* rng) {
+  for (MatrixIndexT i = 0; i < v->Dim(); ++i) (*v)(i) = static_cast<Real>(rng->Gauss());
+}
+
+// A rows x cols matrix of standard normal values, drawn row by row.
+template <typename Real>
+Matrix<Real> GaussMatrix(MatrixIndexT rows, MatrixIndexT cols, Rng* rng) {
+  Matrix<Real> m(rows, cols);
+  FillGauss(&m, rng);
+  return m;
+}
+
 // A random rows x cols matrix reached through a SubMatrix view. With strided == true the view is
 // a column range inside a wider matrix (stride != cols, with random padding on both sides that
 // PaddingUnchanged() checks); otherwise the storage is packed (stride == cols). Owns its storage.
@@ -172,26 +191,27 @@ template <typename RealA, typename RealB>
   return ExpectNear(a, e, tol);
 }
 
+// Passes if a and b have the same shape and exactly the same elements (NaN matches nothing);
+// otherwise reports the shapes or the first differing element.
+template <typename Real>
+::testing::AssertionResult SameElements(const MatrixBase<Real>& a, const MatrixBase<Real>& b) {
+  if (a.NumRows() != b.NumRows() || a.NumCols() != b.NumCols())
+    return ::testing::AssertionFailure() << "shape mismatch: " << a.NumRows() << "x" << a.NumCols()
+                                         << " vs " << b.NumRows() << "x" << b.NumCols();
+  for (MatrixIndexT r = 0; r < a.NumRows(); ++r)
+    for (MatrixIndexT c = 0; c < a.NumCols(); ++c)
+      if (a(r, c) != b(r, c))
+        return ::testing::AssertionFailure()
+               << "element (" << r << ", " << c << "): " << a(r, c) << " vs " << b(r, c);
+  return ::testing::AssertionSuccess();
+}
+
 // Relative closeness of two scalars: |a - e| <= tol * max(|a|, |e|, 1e-30).
 inline ::testing::AssertionResult ScalarNear(double actual, double expected, double tol) {
   const double scale = std::max(std::max(std::abs(actual), std::abs(expected)), 1e-30);
   if (std::abs(actual - expected) <= tol * scale) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
          << "actual " << actual << ", expected " << expected << " (relative tol " << tol << ")";
-}
-
-// Runs `body` and passes if it throws cuctx::Error whose message contains `needle`.
-template <typename F>
-::testing::AssertionResult ThrowsWith(F body, const std::string& needle) {
-  try {
-    body();
-  } catch (const Error& e) {
-    if (std::string(e.what()).find(needle) != std::string::npos)
-      return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure()
-           << "message \"" << e.what() << "\" does not contain \"" << needle << "\"";
-  }
-  return ::testing::AssertionFailure() << "no cuctx::Error thrown";
 }
 
 // Op checks over test::kEdgeShapes (packed and strided), with references in double:

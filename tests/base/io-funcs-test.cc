@@ -16,12 +16,8 @@
 namespace cuctx {
 namespace {
 
-// Builds a byte string from a list of byte values (std::string's constructors stop at '\0').
-std::string Bytes(std::initializer_list<int> bytes) {
-  std::string s;
-  for (int b : bytes) s.push_back(static_cast<char>(b));
-  return s;
-}
+using test::Bytes;
+using test::ErrorText;
 
 // Writes `value` with WriteBasicType and returns the bytes.
 template <class T>
@@ -39,31 +35,9 @@ T ReadBack(const std::string& bytes, bool binary) {
   return value;
 }
 
-// Returns what() of the cuctx::Error `f` throws, or fails the test.
-template <typename F>
-std::string ErrorText(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a cuctx::Error";
-  return "";
-}
-
-#define EXPECT_CONTAINS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "in: " << (haystack)
-
-// Read failures log before throwing; keep the expected ones off stderr.
 class IoFuncsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    old_ = SetLogHandler([](const LogMessageEnvelope&, const char*) {});
-  }
-  void TearDown() override { SetLogHandler(old_); }
-
  private:
-  LogHandler old_ = nullptr;
+  test::QuietLog quiet_;  // read failures log before throwing; keep the expected ones off stderr
 };
 
 TEST_F(IoFuncsTest, TokenIsTextAndOneSpaceInBothModes) {
@@ -126,7 +100,7 @@ TEST_F(IoFuncsTest, BoolIsOneLetter) {
   EXPECT_EQ(Written(false, false), "F ");
   EXPECT_TRUE(ReadBack<bool>("T", true));
   EXPECT_FALSE(ReadBack<bool>("  F ", false));
-  EXPECT_CONTAINS(ErrorText([] { ReadBack<bool>("X", true); }), "'X'");
+  EXPECT_TRUE(test::ThrowsWith([] { ReadBack<bool>("X", true); }, "'X'"));
 }
 
 template <class T>
@@ -227,13 +201,13 @@ TEST_F(IoFuncsTest, IntegerVectorsRoundTrip) {
 TEST_F(IoFuncsTest, IntegerVectorReadErrors) {
   std::vector<int32> out;
   std::istringstream wrong_size(Bytes({0x08, 0x01, 0, 0, 0}));
-  EXPECT_CONTAINS(ErrorText([&] { ReadIntegerVector(wrong_size, true, &out); }), "at byte 0");
+  EXPECT_TRUE(test::ThrowsWith([&] { ReadIntegerVector(wrong_size, true, &out); }, "at byte 0"));
   std::istringstream truncated(Bytes({0x04, 0x03, 0, 0, 0, 0x01, 0, 0, 0}));
-  EXPECT_CONTAINS(ErrorText([&] { ReadIntegerVector(truncated, true, &out); }), "truncated");
+  EXPECT_TRUE(test::ThrowsWith([&] { ReadIntegerVector(truncated, true, &out); }, "truncated"));
   std::istringstream negative(Bytes({0x04, 0xff, 0xff, 0xff, 0xff}));
   EXPECT_THROW(ReadIntegerVector(negative, true, &out), Error);
   std::istringstream no_bracket("1 2 ]");
-  EXPECT_CONTAINS(ErrorText([&] { ReadIntegerVector(no_bracket, false, &out); }), "'['");
+  EXPECT_TRUE(test::ThrowsWith([&] { ReadIntegerVector(no_bracket, false, &out); }, "'['"));
   std::istringstream unterminated("[ 1 2");
   EXPECT_THROW(ReadIntegerVector(unterminated, false, &out), Error);
 }
@@ -243,26 +217,26 @@ TEST_F(IoFuncsTest, TruncatedInputIsErrorWithPosition) {
   is.get();  // start at byte 1, so the position is visible in the message
   int32 value;
   std::string what = ErrorText([&] { ReadBasicType(is, true, &value); });
-  EXPECT_CONTAINS(what, "truncated");
-  EXPECT_CONTAINS(what, "at byte 1");
+  EXPECT_TRUE(test::Contains(what, "truncated"));
+  EXPECT_TRUE(test::Contains(what, "at byte 1"));
   std::istringstream empty("");
-  EXPECT_CONTAINS(ErrorText([&] { ReadBasicType(empty, true, &value); }), "end of stream");
+  EXPECT_TRUE(test::ThrowsWith([&] { ReadBasicType(empty, true, &value); }, "end of stream"));
   std::istringstream short_float(Bytes({0x04, 0x00}));
   float f;
-  EXPECT_CONTAINS(ErrorText([&] { ReadBasicType(short_float, true, &f); }), "truncated");
+  EXPECT_TRUE(test::ThrowsWith([&] { ReadBasicType(short_float, true, &f); }, "truncated"));
 }
 
 TEST_F(IoFuncsTest, WrongSizeByteIsErrorWithPosition) {
   std::istringstream is(Written<uint32>(5, true));
   int32 value;
   std::string what = ErrorText([&] { ReadBasicType(is, true, &value); });
-  EXPECT_CONTAINS(what, "size byte -4");
-  EXPECT_CONTAINS(what, "at byte 0");
+  EXPECT_TRUE(test::Contains(what, "size byte -4"));
+  EXPECT_TRUE(test::Contains(what, "at byte 0"));
   std::istringstream is64(Written<int64>(5, true));
-  EXPECT_CONTAINS(ErrorText([&] { ReadBasicType(is64, true, &value); }), "size byte 8");
+  EXPECT_TRUE(test::ThrowsWith([&] { ReadBasicType(is64, true, &value); }, "size byte 8"));
   std::istringstream not_real(Bytes({0x02, 0, 0}));
   double d;
-  EXPECT_CONTAINS(ErrorText([&] { ReadBasicType(not_real, true, &d); }), "(4 or 8)");
+  EXPECT_TRUE(test::ThrowsWith([&] { ReadBasicType(not_real, true, &d); }, "(4 or 8)"));
 }
 
 TEST_F(IoFuncsTest, TextIntegerErrors) {
@@ -288,21 +262,21 @@ TEST_F(IoFuncsTest, WrongTokenIsErrorNamingBothAndPosition) {
   std::istringstream is("<A> <B> ");
   ExpectToken(is, true, "<A>");
   std::string what = ErrorText([&] { ExpectToken(is, true, "<Wanted>"); });
-  EXPECT_CONTAINS(what, "<Wanted>");
-  EXPECT_CONTAINS(what, "<B>");
-  EXPECT_CONTAINS(what, "at byte 4");
+  EXPECT_TRUE(test::Contains(what, "<Wanted>"));
+  EXPECT_TRUE(test::Contains(what, "<B>"));
+  EXPECT_TRUE(test::Contains(what, "at byte 4"));
 }
 
 TEST_F(IoFuncsTest, MissingSpaceAfterTokenIsError) {
   std::istringstream is("<A>");
   std::string token;
   std::string what = ErrorText([&] { ReadToken(is, true, &token); });
-  EXPECT_CONTAINS(what, "space");
-  EXPECT_CONTAINS(what, "end of stream");
+  EXPECT_TRUE(test::Contains(what, "space"));
+  EXPECT_TRUE(test::Contains(what, "end of stream"));
   std::istringstream is2("<A>");
-  EXPECT_CONTAINS(ErrorText([&] { ExpectToken(is2, true, "<A>"); }), "space");
+  EXPECT_TRUE(test::ThrowsWith([&] { ExpectToken(is2, true, "<A>"); }, "space"));
   std::istringstream empty("");
-  EXPECT_CONTAINS(ErrorText([&] { ReadToken(empty, false, &token); }), "end of stream");
+  EXPECT_TRUE(test::ThrowsWith([&] { ReadToken(empty, false, &token); }, "end of stream"));
 }
 
 TEST_F(IoFuncsTest, PeekAndPeekToken) {
@@ -354,6 +328,36 @@ TEST_F(IoFuncsTest, StreamPositionDescribesOffset) {
   std::istringstream bad("x");
   bad.setstate(std::ios::badbit);
   EXPECT_EQ(StreamPosition(bad), "");
+}
+
+TEST_F(IoFuncsTest, BytesLeftInStreamCountsToTheEndAndKeepsThePosition) {
+  std::istringstream is("abcdef");
+  EXPECT_EQ(BytesLeftInStream(is), 6);
+  is.get();
+  is.get();
+  EXPECT_EQ(BytesLeftInStream(is), 4);
+  EXPECT_TRUE(is.good());
+  EXPECT_EQ(is.get(), 'c');
+  char rest[3];
+  is.read(rest, 3);
+  EXPECT_EQ(BytesLeftInStream(is), 0);
+  EXPECT_TRUE(is.good());
+  std::istringstream empty("");
+  EXPECT_EQ(BytesLeftInStream(empty), 0);
+}
+
+TEST_F(IoFuncsTest, BytesLeftInStreamIsMinusOneForPipesAndStreamsNotGood) {
+  test::PipeBuf pipe("abc");
+  std::istream from_pipe(&pipe);
+  EXPECT_EQ(BytesLeftInStream(from_pipe), -1);
+  EXPECT_TRUE(from_pipe.good());  // the failed tellg is cleared
+  EXPECT_EQ(from_pipe.get(), 'a');
+  std::istringstream at_eof("x");
+  at_eof.get();
+  at_eof.get();
+  ASSERT_TRUE(at_eof.eof());
+  EXPECT_EQ(BytesLeftInStream(at_eof), -1);
+  EXPECT_TRUE(at_eof.eof());  // left as it was
 }
 
 TEST_F(IoFuncsTest, ReadBasicTypeRejectsNullOutput) {

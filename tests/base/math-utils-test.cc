@@ -14,16 +14,9 @@
 namespace cuctx {
 namespace {
 
-// CUCTX_CHECK logs before it throws; these tests expect the errors, so keep stderr quiet.
 class MathUtilsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    old_ = SetLogHandler([](const LogMessageEnvelope&, const char*) {});
-  }
-  void TearDown() override { SetLogHandler(old_); }
-
  private:
-  LogHandler old_ = nullptr;
+  test::QuietLog quiet_;  // CUCTX_CHECK logs before it throws; these tests expect the errors
 };
 
 template <typename Real>

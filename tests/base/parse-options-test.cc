@@ -3,6 +3,7 @@
 #include "base/parse-options.h"
 
 #include "base/error.h"
+#include "tests/testing.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -42,21 +43,6 @@ class TempFile {
  private:
   std::string path_;
 };
-
-// Returns what() of the cuctx::Error that `f` throws, or fails the test.
-template <typename F>
-std::string ErrorText(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a cuctx::Error";
-  return "";
-}
-
-#define EXPECT_CONTAINS(haystack, needle) \
-  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << "in: " << (haystack)
 
 class ParseOptionsTest : public ::testing::Test {
  protected:
@@ -185,9 +171,9 @@ TEST_F(ParseOptionsTest, LaterOptionWins) {
 TEST_F(ParseOptionsTest, RejectsUnknownOption) {
   ParseOptions po("usage");
   RegisterAll(&po);
-  std::string what = ErrorText([&] { Read(&po, {"--num=1", "--nope=3"}); });
-  EXPECT_CONTAINS(what, "--nope");
-  EXPECT_CONTAINS(what, "unknown option");
+  std::string what = test::ErrorText([&] { Read(&po, {"--num=1", "--nope=3"}); });
+  EXPECT_TRUE(test::Contains(what, "--nope"));
+  EXPECT_TRUE(test::Contains(what, "unknown option"));
 }
 
 TEST_F(ParseOptionsTest, RejectsMalformedValuesNamingOptionAndValue) {
@@ -199,32 +185,32 @@ TEST_F(ParseOptionsTest, RejectsMalformedValuesNamingOptionAndValue) {
   for (const auto& [option, value] : cases) {
     ParseOptions po("usage");
     RegisterAll(&po);
-    std::string what = ErrorText([&] { Read(&po, {"--" + option + "=" + value}); });
-    EXPECT_CONTAINS(what, "--" + option);
-    EXPECT_CONTAINS(what, "'" + value + "'");
+    std::string what = test::ErrorText([&] { Read(&po, {"--" + option + "=" + value}); });
+    EXPECT_TRUE(test::Contains(what, "--" + option));
+    EXPECT_TRUE(test::Contains(what, "'" + value + "'"));
   }
 }
 
 TEST_F(ParseOptionsTest, RejectsEmptyBoolValue) {
   ParseOptions po("usage");
   RegisterAll(&po);
-  EXPECT_CONTAINS(ErrorText([&] { Read(&po, {"--flag="}); }), "--flag");
+  EXPECT_TRUE(test::ThrowsWith([&] { Read(&po, {"--flag="}); }, "--flag"));
 }
 
 TEST_F(ParseOptionsTest, RejectsNonBoolOptionWithoutValue) {
   ParseOptions po("usage");
   RegisterAll(&po);
   for (const char* option : {"num", "count", "scale", "weight", "name"}) {
-    std::string what = ErrorText([&] { Read(&po, {std::string("--") + option}); });
-    EXPECT_CONTAINS(what, std::string("--") + option);
-    EXPECT_CONTAINS(what, "needs a value");
+    std::string what = test::ErrorText([&] { Read(&po, {std::string("--") + option}); });
+    EXPECT_TRUE(test::Contains(what, std::string("--") + option));
+    EXPECT_TRUE(test::Contains(what, "needs a value"));
   }
 }
 
 TEST_F(ParseOptionsTest, RejectsOptionWithoutName) {
   ParseOptions po("usage");
   RegisterAll(&po);
-  EXPECT_CONTAINS(ErrorText([&] { Read(&po, {"--=3"}); }), "--=3");
+  EXPECT_TRUE(test::ThrowsWith([&] { Read(&po, {"--=3"}); }, "--=3"));
 }
 
 TEST_F(ParseOptionsTest, CollectsPositionalArgumentsFromOne) {
@@ -244,8 +230,8 @@ TEST_F(ParseOptionsTest, GetArgOutOfRangeIsError) {
   ParseOptions po("usage");
   RegisterAll(&po);
   Read(&po, {"a"});
-  EXPECT_CONTAINS(ErrorText([&] { po.GetArg(0); }), "GetArg(0)");
-  EXPECT_CONTAINS(ErrorText([&] { po.GetArg(2); }), "GetArg(2)");
+  EXPECT_TRUE(test::ThrowsWith([&] { po.GetArg(0); }, "GetArg(0)"));
+  EXPECT_TRUE(test::ThrowsWith([&] { po.GetArg(2); }, "GetArg(2)"));
   EXPECT_THROW(po.GetOptArg(0), Error);
 }
 
@@ -299,25 +285,25 @@ TEST_F(ParseOptionsTest, HelpPrintsUsageOptionsAndDefaults) {
   EXPECT_EQ(num_, 5) << "options are not applied after --help";
   EXPECT_EQ(po.NumArgs(), 0);
   std::string help = messages_.str();
-  EXPECT_CONTAINS(help, "Does things.\nUsage: prog [options] <in>\n");
-  EXPECT_CONTAINS(help, "Options:");
-  EXPECT_CONTAINS(help, "--flag[=BOOL]");
-  EXPECT_CONTAINS(help, "A boolean flag (default: false)");
-  EXPECT_CONTAINS(help, "--num=INT32");
-  EXPECT_CONTAINS(help, "An int32 (default: 5)");
-  EXPECT_CONTAINS(help, "--count=UINT32");
-  EXPECT_CONTAINS(help, "(default: 7)");
-  EXPECT_CONTAINS(help, "--scale=FLOAT");
-  EXPECT_CONTAINS(help, "(default: 0.5)");
-  EXPECT_CONTAINS(help, "--weight=DOUBLE");
-  EXPECT_CONTAINS(help, "(default: 0.25)");
-  EXPECT_CONTAINS(help, "--name=STRING");
-  EXPECT_CONTAINS(help, "(default: \"none\")");
-  EXPECT_CONTAINS(help, "Standard options:");
-  EXPECT_CONTAINS(help, "--config=STRING");
-  EXPECT_CONTAINS(help, "--print-args[=BOOL]");
-  EXPECT_CONTAINS(help, "(default: true)");
-  EXPECT_CONTAINS(help, "--verbose=INT32");
+  EXPECT_TRUE(test::Contains(help, "Does things.\nUsage: prog [options] <in>\n"));
+  EXPECT_TRUE(test::Contains(help, "Options:"));
+  EXPECT_TRUE(test::Contains(help, "--flag[=BOOL]"));
+  EXPECT_TRUE(test::Contains(help, "A boolean flag (default: false)"));
+  EXPECT_TRUE(test::Contains(help, "--num=INT32"));
+  EXPECT_TRUE(test::Contains(help, "An int32 (default: 5)"));
+  EXPECT_TRUE(test::Contains(help, "--count=UINT32"));
+  EXPECT_TRUE(test::Contains(help, "(default: 7)"));
+  EXPECT_TRUE(test::Contains(help, "--scale=FLOAT"));
+  EXPECT_TRUE(test::Contains(help, "(default: 0.5)"));
+  EXPECT_TRUE(test::Contains(help, "--weight=DOUBLE"));
+  EXPECT_TRUE(test::Contains(help, "(default: 0.25)"));
+  EXPECT_TRUE(test::Contains(help, "--name=STRING"));
+  EXPECT_TRUE(test::Contains(help, "(default: \"none\")"));
+  EXPECT_TRUE(test::Contains(help, "Standard options:"));
+  EXPECT_TRUE(test::Contains(help, "--config=STRING"));
+  EXPECT_TRUE(test::Contains(help, "--print-args[=BOOL]"));
+  EXPECT_TRUE(test::Contains(help, "(default: true)"));
+  EXPECT_TRUE(test::Contains(help, "--verbose=INT32"));
   EXPECT_LT(help.find("Options:"), help.find("Standard options:"));
 }
 
@@ -326,7 +312,7 @@ TEST_F(ParseOptionsTest, HelpShowsRegistrationTimeDefaults) {
   RegisterAll(&po);
   num_ = 123;  // changed after registration: the documented default stays 5
   Read(&po, {"--help"});
-  EXPECT_CONTAINS(messages_.str(), "An int32 (default: 5)");
+  EXPECT_TRUE(test::Contains(messages_.str(), "An int32 (default: 5)"));
 }
 
 TEST_F(ParseOptionsTest, ShortHelpFlag) {
@@ -334,7 +320,7 @@ TEST_F(ParseOptionsTest, ShortHelpFlag) {
   RegisterAll(&po);
   Read(&po, {"-h"});
   EXPECT_TRUE(po.HelpRequested());
-  EXPECT_CONTAINS(messages_.str(), "Options:");
+  EXPECT_TRUE(test::Contains(messages_.str(), "Options:"));
 }
 
 TEST_F(ParseOptionsTest, HelpWinsOverBadOptionsAndMissingConfig) {
@@ -442,44 +428,44 @@ TEST_F(ParseOptionsTest, ConfigBadLineNamesFileAndLine) {
   TempFile config("--num=1\n# fine\nnum=2\n");
   ParseOptions po("usage");
   RegisterAll(&po);
-  std::string what = ErrorText([&] { Read(&po, {"--config=" + config.Path()}); });
-  EXPECT_CONTAINS(what, config.Path());
-  EXPECT_CONTAINS(what, "line 3");
-  EXPECT_CONTAINS(what, "num=2");
+  std::string what = test::ErrorText([&] { Read(&po, {"--config=" + config.Path()}); });
+  EXPECT_TRUE(test::Contains(what, config.Path()));
+  EXPECT_TRUE(test::Contains(what, "line 3"));
+  EXPECT_TRUE(test::Contains(what, "num=2"));
 }
 
 TEST_F(ParseOptionsTest, ConfigUnknownOptionNamesFileAndLine) {
   TempFile config("\n--bogus=1\n");
   ParseOptions po("usage");
   RegisterAll(&po);
-  std::string what = ErrorText([&] { po.ReadConfigFile(config.Path()); });
-  EXPECT_CONTAINS(what, config.Path());
-  EXPECT_CONTAINS(what, "line 2");
-  EXPECT_CONTAINS(what, "--bogus");
+  std::string what = test::ErrorText([&] { po.ReadConfigFile(config.Path()); });
+  EXPECT_TRUE(test::Contains(what, config.Path()));
+  EXPECT_TRUE(test::Contains(what, "line 2"));
+  EXPECT_TRUE(test::Contains(what, "--bogus"));
 }
 
 TEST_F(ParseOptionsTest, ConfigMalformedValueNamesLineOptionAndValue) {
   TempFile config("--num=1\n--count=-5\n");
   ParseOptions po("usage");
   RegisterAll(&po);
-  std::string what = ErrorText([&] { po.ReadConfigFile(config.Path()); });
-  EXPECT_CONTAINS(what, "line 2");
-  EXPECT_CONTAINS(what, "--count");
-  EXPECT_CONTAINS(what, "'-5'");
+  std::string what = test::ErrorText([&] { po.ReadConfigFile(config.Path()); });
+  EXPECT_TRUE(test::Contains(what, "line 2"));
+  EXPECT_TRUE(test::Contains(what, "--count"));
+  EXPECT_TRUE(test::Contains(what, "'-5'"));
 }
 
 TEST_F(ParseOptionsTest, ConfigRejectsHelp) {
   TempFile config("--help\n");
   ParseOptions po("usage");
   RegisterAll(&po);
-  EXPECT_CONTAINS(ErrorText([&] { po.ReadConfigFile(config.Path()); }), "line 1");
+  EXPECT_TRUE(test::ThrowsWith([&] { po.ReadConfigFile(config.Path()); }, "line 1"));
 }
 
 TEST_F(ParseOptionsTest, MissingConfigFileIsError) {
   ParseOptions po("usage");
   RegisterAll(&po);
-  EXPECT_CONTAINS(ErrorText([&] { Read(&po, {"--config=/nonexistent/dir/x.conf"}); }),
-                  "/nonexistent/dir/x.conf");
+  EXPECT_TRUE(test::ThrowsWith([&] { Read(&po, {"--config=/nonexistent/dir/x.conf"}); },
+                               "/nonexistent/dir/x.conf"));
   EXPECT_THROW(Read(&po, {"--config="}), Error);
   EXPECT_THROW(Read(&po, {"--config"}), Error);
 }
@@ -499,7 +485,7 @@ TEST_F(ParseOptionsTest, SelfIncludingConfigIsError) {
   std::ofstream(config.Path()) << "--config=" << config.Path() << "\n";
   ParseOptions po("usage");
   RegisterAll(&po);
-  EXPECT_CONTAINS(ErrorText([&] { po.ReadConfigFile(config.Path()); }), "nested");
+  EXPECT_TRUE(test::ThrowsWith([&] { po.ReadConfigFile(config.Path()); }, "nested"));
 }
 
 TEST_F(ParseOptionsTest, PrintConfigRoundTrips) {
@@ -557,8 +543,8 @@ TEST_F(ParseOptionsTest, DuplicateRegistrationKeepsFirstAndWarns) {
   int32 verbose = 0;
   po.Register("verbose", &verbose, "");
   ASSERT_EQ(warnings_.size(), 2u);
-  EXPECT_CONTAINS(warnings_[0], "--n");
-  EXPECT_CONTAINS(warnings_[1], "--verbose");
+  EXPECT_TRUE(test::Contains(warnings_[0], "--n"));
+  EXPECT_TRUE(test::Contains(warnings_[1], "--verbose"));
   Read(&po, {"--n=4"});
   EXPECT_EQ(first, 4);
   EXPECT_EQ(second, 0);
@@ -568,7 +554,7 @@ TEST_F(ParseOptionsTest, DisableOptionMakesItUnknown) {
   ParseOptions po("usage");
   RegisterAll(&po);
   po.DisableOption("num");
-  EXPECT_CONTAINS(ErrorText([&] { Read(&po, {"--num=1"}); }), "unknown option");
+  EXPECT_TRUE(test::ThrowsWith([&] { Read(&po, {"--num=1"}); }, "unknown option"));
   Read(&po, {"--help"});
   EXPECT_EQ(messages_.str().find("--num"), std::string::npos);
   EXPECT_THROW(po.DisableOption("never-registered"), Error);
@@ -602,7 +588,7 @@ TEST_F(ParseOptionsTest, PrefixForwardingNamesNestedOptions) {
   EXPECT_EQ(decoder.max_active, 3);
   EXPECT_EQ(nested.beam, 4.0f);
   Read(&po, {"--help"});
-  EXPECT_CONTAINS(messages_.str(), "--enc.inner.max-active=INT32");
+  EXPECT_TRUE(test::Contains(messages_.str(), "--enc.inner.max-active=INT32"));
 }
 
 TEST_F(ParseOptionsTest, ForwardingParserCannotRead) {
@@ -633,8 +619,8 @@ TEST_F(ParseOptionsTest, ReadAndCheckArgsReportsWrongCount) {
   int status = -1;
   EXPECT_FALSE(po.ReadAndCheckArgs(3, argv.data(), 2, 3, &status));
   EXPECT_EQ(status, 2);
-  EXPECT_CONTAINS(messages_.str(), "my usage line");
-  EXPECT_CONTAINS(messages_.str(), "expected 2 to 3 positional arguments, got 1");
+  EXPECT_TRUE(test::Contains(messages_.str(), "my usage line"));
+  EXPECT_TRUE(test::Contains(messages_.str(), "expected 2 to 3 positional arguments, got 1"));
 }
 
 TEST_F(ParseOptionsTest, ReadAndCheckArgsStopsAfterHelp) {
@@ -652,7 +638,7 @@ TEST_F(ParseOptionsTest, PrintUsageCanShowCommandLine) {
   RegisterAll(&po);
   Read(&po, {"--print-args=false", "x y"});
   po.PrintUsage(true);
-  EXPECT_CONTAINS(messages_.str(), "Command line was: prog --print-args=false 'x y'");
+  EXPECT_TRUE(test::Contains(messages_.str(), "Command line was: prog --print-args=false 'x y'"));
 }
 
 TEST_F(ParseOptionsTest, EscapeQuotesOnlyWhenNeeded) {

@@ -24,14 +24,10 @@ class RandomTest : public ::testing::Test {
  protected:
   // Every test starts from a known global state; the seed comes from the test run's seed so
   // CUCTX_TEST_SEED varies it.
-  void SetUp() override {
-    SetRandomSeed(test::Seed());
-    old_ = SetLogHandler([](const LogMessageEnvelope&, const char*) {});
-  }
-  void TearDown() override { SetLogHandler(old_); }
+  void SetUp() override { SetRandomSeed(test::Seed()); }
 
  private:
-  LogHandler old_ = nullptr;
+  test::QuietLog quiet_;
 };
 
 struct Moments {

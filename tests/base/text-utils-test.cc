@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/text-utils.h"
 
+#include "tests/testing.h"
+
 #include <cmath>
 #include <gtest/gtest.h>
 #include <limits>
@@ -208,13 +210,11 @@ TEST(TextUtilsTest, SplitsToFloats) {
 }
 
 TEST(TextUtilsTest, ThrowsOnNullOutput) {
-  // The checks log before throwing; keep the expected errors off stderr.
-  LogHandler old = SetLogHandler([](const LogMessageEnvelope&, const char*) {});
+  test::QuietLog quiet;  // the checks log before throwing; keep the expected errors off stderr
   EXPECT_THROW(SplitStringToVector("a", ",", false, nullptr), Error);
   EXPECT_THROW(Trim(nullptr), Error);
   EXPECT_THROW(ConvertStringToInteger<int32>("1", nullptr), Error);
   EXPECT_THROW(ConvertStringToReal<double>("1", nullptr), Error);
-  SetLogHandler(old);
 }
 
 }  // namespace

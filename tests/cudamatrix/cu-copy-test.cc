@@ -118,6 +118,22 @@ class ScopedCopyOptions {
   return ::testing::AssertionSuccess();
 }
 
+// Checks `rows` pitched rows of `row_bytes`: each row of `dst` equals that row of `src`, and the
+// bytes between a row's end and dst's pitch (`gap`, for the message) still hold the sentinel.
+::testing::AssertionResult SameRows(const unsigned char* dst, size_t dst_pitch,
+                                    const unsigned char* src, size_t src_pitch, size_t row_bytes,
+                                    size_t rows, const char* gap) {
+  for (size_t r = 0; r < rows; ++r) {
+    ::testing::AssertionResult same =
+        SameBytes(dst + r * dst_pitch, src + r * src_pitch, row_bytes);
+    if (!same) return same << " (row " << r << ")";
+    ::testing::AssertionResult kept =
+        AllSentinel(dst + r * dst_pitch + row_bytes, dst_pitch - row_bytes, gap);
+    if (!kept) return kept << " (row " << r << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // The option sets every round trip runs under: the defaults, and tiny pieces with three buffers
 // and no threshold, so that even small copies take many trips through the staging pipeline.
 std::vector<CuCopyOptions> OptionSets() {
@@ -215,22 +231,26 @@ void PitchedRoundTrip(const Pitched& p, test::Rng* rng) {
   dev.Fill(std::vector<unsigned char>(device_span, kSentinel));
   CopyHostToDevice2D(dev.Data(), p.device_pitch, src.data(), p.host_pitch, p.row_bytes, p.rows);
   std::vector<unsigned char> on_device = dev.Read();
-  for (size_t r = 0; r < p.rows; ++r) {
-    ASSERT_TRUE(SameBytes(&on_device[r * p.device_pitch], &src[r * p.host_pitch], p.row_bytes))
-        << "row " << r;
-    ASSERT_TRUE(AllSentinel(&on_device[r * p.device_pitch + p.row_bytes],
-                            p.device_pitch - p.row_bytes, "device pitch gap"))
-        << "row " << r;
-  }
+  ASSERT_TRUE(SameRows(on_device.data(), p.device_pitch, src.data(), p.host_pitch, p.row_bytes,
+                       p.rows, "device pitch gap"));
   std::vector<unsigned char> back(host_span, kSentinel);
   CopyDeviceToHost2D(back.data(), p.host_pitch, dev.Data(), p.device_pitch, p.row_bytes, p.rows);
-  for (size_t r = 0; r < p.rows; ++r) {
-    ASSERT_TRUE(SameBytes(&back[r * p.host_pitch], &src[r * p.host_pitch], p.row_bytes))
-        << "row " << r;
-    ASSERT_TRUE(AllSentinel(&back[r * p.host_pitch + p.row_bytes], p.host_pitch - p.row_bytes,
-                            "host pitch gap"))
-        << "row " << r;
-  }
+  ASSERT_TRUE(SameRows(back.data(), p.host_pitch, src.data(), p.host_pitch, p.row_bytes, p.rows,
+                       "host pitch gap"));
+}
+
+// Runs a pitched copy through the staged pipeline on the host (internal::StagedCopyOnHostForTest)
+// into a sentinel-filled destination and checks it with SameRows. With to_device, the host pitch
+// is the source's.
+::testing::AssertionResult StagedPitchedCopyOnHost(const Pitched& p, bool to_device,
+                                                   const CuCopyOptions& opts, test::Rng* rng) {
+  const size_t src_pitch = to_device ? p.host_pitch : p.device_pitch;
+  const size_t dst_pitch = to_device ? p.device_pitch : p.host_pitch;
+  std::vector<unsigned char> src = RandomBytes(p.rows * src_pitch, rng);
+  std::vector<unsigned char> dst(p.rows * dst_pitch, kSentinel);
+  internal::StagedCopyOnHostForTest(dst.data(), dst_pitch, src.data(), src_pitch, p.row_bytes,
+                                    p.rows, to_device, opts);
+  return SameRows(dst.data(), dst_pitch, src.data(), src_pitch, p.row_bytes, p.rows, "pitch gap");
 }
 
 const std::vector<Pitched> kPitchedCases = {
@@ -297,18 +317,7 @@ TEST(CuCopyTest, StagedPipelineOnHostCopiesEveryPieceOnce) {
                                                    {3, 2000, 7, 3}}) {
         SCOPED_TRACE(::testing::Message()
                      << p.rows << " rows of " << p.row_bytes << ", " << buffers << " buffers");
-        const size_t src_pitch = to_device ? p.host_pitch : p.device_pitch;
-        const size_t dst_pitch = to_device ? p.device_pitch : p.host_pitch;
-        std::vector<unsigned char> src = RandomBytes(p.rows * src_pitch, &rng);
-        std::vector<unsigned char> dst(p.rows * dst_pitch, kSentinel);
-        internal::StagedCopyOnHostForTest(dst.data(), dst_pitch, src.data(), src_pitch, p.row_bytes,
-                                          p.rows, to_device, tiny);
-        for (size_t r = 0; r < p.rows; ++r) {
-          ASSERT_TRUE(SameBytes(&dst[r * dst_pitch], &src[r * src_pitch], p.row_bytes)) << r;
-          ASSERT_TRUE(
-              AllSentinel(&dst[r * dst_pitch + p.row_bytes], dst_pitch - p.row_bytes, "pitch gap"))
-              << r;
-        }
+        ASSERT_TRUE(StagedPitchedCopyOnHost(p, to_device, tiny, &rng));
       }
     }
   }
@@ -333,18 +342,7 @@ TEST(CuCopyTest, StagedPipelineSplitsTheMemcpyOverThreads) {
                                                    {2 * kMiB + 3, 1, 2 * kMiB + 3, 2 * kMiB + 3}}) {
         SCOPED_TRACE(::testing::Message() << p.rows << " rows of " << p.row_bytes << ", " << threads
                                           << " threads, " << (to_device ? "H2D" : "D2H"));
-        const size_t src_pitch = to_device ? p.host_pitch : p.device_pitch;
-        const size_t dst_pitch = to_device ? p.device_pitch : p.host_pitch;
-        std::vector<unsigned char> src = RandomBytes(p.rows * src_pitch, &rng);
-        std::vector<unsigned char> dst(p.rows * dst_pitch, kSentinel);
-        internal::StagedCopyOnHostForTest(dst.data(), dst_pitch, src.data(), src_pitch, p.row_bytes,
-                                          p.rows, to_device, opts);
-        for (size_t r = 0; r < p.rows; ++r) {
-          ASSERT_TRUE(SameBytes(&dst[r * dst_pitch], &src[r * src_pitch], p.row_bytes)) << r;
-          ASSERT_TRUE(
-              AllSentinel(&dst[r * dst_pitch + p.row_bytes], dst_pitch - p.row_bytes, "pitch gap"))
-              << r;
-        }
+        ASSERT_TRUE(StagedPitchedCopyOnHost(p, to_device, opts, &rng));
       }
     }
   }

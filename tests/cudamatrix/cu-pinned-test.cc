@@ -33,17 +33,6 @@ constexpr size_t kMiB = size_t{1} << 20;
 
 bool PageAligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % 4096 == 0; }
 
-// Expects `fn` to throw cuctx::Error whose message contains `needle`.
-template <typename Fn>
-void ExpectErrorContaining(Fn fn, const std::string& needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "no exception; expected one mentioning '" << needle << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
-}
-
 TEST(PinnedHostAllocatorTest, RoundUpSizeFollowsTheSizeClasses) {
   EXPECT_EQ(PinnedHostAllocator::RoundUpSize(0), 0u);
   EXPECT_EQ(PinnedHostAllocator::RoundUpSize(1), 4 * kKiB);
@@ -55,7 +44,7 @@ TEST(PinnedHostAllocatorTest, RoundUpSizeFollowsTheSizeClasses) {
   EXPECT_EQ(PinnedHostAllocator::RoundUpSize(2 * kMiB + 1), 4 * kMiB);
   EXPECT_EQ(PinnedHostAllocator::RoundUpSize(5 * kMiB), 6 * kMiB);
   EXPECT_EQ(PinnedHostAllocator::RoundUpSize(37 * kMiB), 38 * kMiB);
-  ExpectErrorContaining([] { PinnedHostAllocator::RoundUpSize(SIZE_MAX); }, "too large");
+  test::ExpectErrorContaining([] { PinnedHostAllocator::RoundUpSize(SIZE_MAX); }, "too large");
 }
 
 TEST(PinnedHostAllocatorTest, FallbackServesAlignedOrdinaryMemory) {
@@ -192,14 +181,14 @@ TEST(PinnedHostAllocatorTest, ReleaseCacheFreesOnlyCachedBlocks) {
 TEST(PinnedHostAllocatorTest, FreeingUnknownPointerOrTwiceIsAnError) {
   PinnedHostAllocator alloc(-1);
   int local = 0;
-  ExpectErrorContaining([&] { alloc.Free(&local); }, "not a live block");
+  test::ExpectErrorContaining([&] { alloc.Free(&local); }, "not a live block");
   void* p = alloc.Allocate(64);
   alloc.Free(p);
-  ExpectErrorContaining([&] { alloc.Free(p); }, "freed twice");
-  ExpectErrorContaining([&] { alloc.BlockSize(p); }, "not a live block");
+  test::ExpectErrorContaining([&] { alloc.Free(p); }, "freed twice");
+  test::ExpectErrorContaining([&] { alloc.BlockSize(p); }, "not a live block");
   PinnedHostAllocator other(-1);
   void* q = other.Allocate(64);
-  ExpectErrorContaining([&] { alloc.Free(q); }, "not a live block");
+  test::ExpectErrorContaining([&] { alloc.Free(q); }, "not a live block");
   other.Free(q);
 }
 
@@ -248,18 +237,18 @@ TEST(PinnedAllocatorOptionsTest, RegistersAndParsesTheOptions) {
 TEST(PinnedAllocatorOptionsTest, RejectsBadValuesNamingTheOption) {
   PinnedAllocatorOptions bad_backend;
   bad_backend.backend = "mmap";
-  ExpectErrorContaining([&] { bad_backend.Check(); }, "--cuda-pinned-backend");
-  ExpectErrorContaining([&] { PinnedHostAllocator a(-1, bad_backend); }, "mmap");
+  test::ExpectErrorContaining([&] { bad_backend.Check(); }, "--cuda-pinned-backend");
+  test::ExpectErrorContaining([&] { PinnedHostAllocator a(-1, bad_backend); }, "mmap");
   PinnedAllocatorOptions bad_limit;
   bad_limit.cache_limit_mb = -1;
-  ExpectErrorContaining([&] { bad_limit.Check(); }, "--cuda-pinned-cache-limit-mb");
+  test::ExpectErrorContaining([&] { bad_limit.Check(); }, "--cuda-pinned-cache-limit-mb");
   PinnedAllocatorOptions bad_threads;
   bad_threads.prefault_threads = 0;
-  ExpectErrorContaining([&] { bad_threads.Check(); }, "--cuda-pinned-prefault-threads");
+  test::ExpectErrorContaining([&] { bad_threads.Check(); }, "--cuda-pinned-prefault-threads");
   PinnedHostAllocator alloc(-1);
-  ExpectErrorContaining([&] { alloc.SetOptions(bad_limit); }, "cache-limit");
+  test::ExpectErrorContaining([&] { alloc.SetOptions(bad_limit); }, "cache-limit");
   EXPECT_EQ(alloc.Options().cache_limit_mb, PinnedAllocatorOptions().cache_limit_mb);
-  ExpectErrorContaining([&] { PinnedHostAllocator::SetDefaultOptions(bad_backend); }, "mmap");
+  test::ExpectErrorContaining([&] { PinnedHostAllocator::SetDefaultOptions(bad_backend); }, "mmap");
   EXPECT_EQ(PinnedHostAllocator::DefaultOptions().backend, "alloc");
 }
 
@@ -337,7 +326,7 @@ TEST(PinnedBufferTest, ZeroBytesIsEmptyAndNullAllocatorIsAnError) {
   EXPECT_EQ(empty.Data(), nullptr);
   EXPECT_EQ(empty.Allocator(), nullptr);
   EXPECT_FALSE(empty.PageLocked());
-  ExpectErrorContaining([] { PinnedBuffer b(10, nullptr); }, "null allocator");
+  test::ExpectErrorContaining([] { PinnedBuffer b(10, nullptr); }, "null allocator");
 }
 
 TEST(PinnedBufferTest, DefaultAllocatorIsTheSelectedDevices) {

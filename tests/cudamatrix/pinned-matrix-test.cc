@@ -7,7 +7,7 @@
 #include "cudamatrix/cu-device.h"
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
-#include "tests/testing.h"
+#include "tests/matrix-testing.h"
 
 #include <cmath>
 #include <cstdint>
@@ -18,26 +18,6 @@
 
 namespace cuctx {
 namespace {
-
-template <typename Real>
-void FillRandom(MatrixBase<Real>* m, test::Rng* rng) {
-  for (MatrixIndexT r = 0; r < m->NumRows(); ++r)
-    for (MatrixIndexT c = 0; c < m->NumCols(); ++c) (*m)(r, c) = static_cast<Real>(rng->Gauss());
-}
-
-template <typename Real>
-void FillRandom(VectorBase<Real>* v, test::Rng* rng) {
-  for (MatrixIndexT i = 0; i < v->Dim(); ++i) (*v)(i) = static_cast<Real>(rng->Gauss());
-}
-
-template <typename Real>
-bool SameElements(const MatrixBase<Real>& a, const MatrixBase<Real>& b) {
-  if (a.NumRows() != b.NumRows() || a.NumCols() != b.NumCols()) return false;
-  for (MatrixIndexT r = 0; r < a.NumRows(); ++r)
-    for (MatrixIndexT c = 0; c < a.NumCols(); ++c)
-      if (a(r, c) != b(r, c)) return false;
-  return true;
-}
 
 template <typename Real>
 bool AllZero(const MatrixBase<Real>& m) {
@@ -82,17 +62,17 @@ TYPED_TEST(PinnedMatrixTest, CpuOperationsMatchMatrix) {
   test::Rng rng = test::MakeRng();
   for (const test::Shape& s : test::kEdgeShapes) {
     Matrix<Real> a(s.rows, s.cols), b(s.cols, 7);
-    FillRandom(&a, &rng);
-    FillRandom(&b, &rng);
+    test::FillGauss(&a, &rng);
+    test::FillGauss(&b, &rng);
     PinnedMatrix<Real> pa(a), pb(b);
-    EXPECT_TRUE(SameElements<Real>(pa, a)) << s;
+    EXPECT_TRUE(test::SameElements<Real>(pa, a)) << s;
 
     pa.Scale(2.5);
     pa.Add(1.0);
     Matrix<Real> expected(a);
     expected.Scale(2.5);
     expected.Add(1.0);
-    EXPECT_TRUE(SameElements<Real>(pa, expected)) << s;
+    EXPECT_TRUE(test::SameElements<Real>(pa, expected)) << s;
     EXPECT_EQ(pa.Sum(), expected.Sum()) << s;
 
     // BLAS with pinned operands and output.
@@ -104,7 +84,7 @@ TYPED_TEST(PinnedMatrixTest, CpuOperationsMatchMatrix) {
 
     // And the other way: a Matrix made from a PinnedMatrix.
     Matrix<Real> back(pa);
-    EXPECT_TRUE(SameElements<Real>(back, pa)) << s;
+    EXPECT_TRUE(test::SameElements<Real>(back, pa)) << s;
   }
 }
 
@@ -113,7 +93,7 @@ TYPED_TEST(PinnedMatrixTest, CopiesFromTheOtherPrecision) {
   using Other = typename std::conditional<std::is_same<Real, float>::value, double, float>::type;
   test::Rng rng = test::MakeRng(1);
   Matrix<Other> src(17, 33);
-  FillRandom(&src, &rng);
+  test::FillGauss(&src, &rng);
   PinnedMatrix<Real> m(src);
   ASSERT_EQ(m.NumRows(), 17);
   ASSERT_EQ(m.NumCols(), 33);
@@ -125,7 +105,7 @@ TYPED_TEST(PinnedMatrixTest, ResizeKeepsTheOverlapWithCopyData) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng(2);
   PinnedMatrix<Real> m(5, 7);
-  FillRandom(&m, &rng);
+  test::FillGauss(&m, &rng);
   Matrix<Real> orig(m);
   m.Resize(8, 3, kCopyData);
   ASSERT_EQ(m.NumRows(), 8);
@@ -143,7 +123,7 @@ TYPED_TEST(PinnedMatrixTest, ResizeReusesTheBlockWhenItFits) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng(3);
   PinnedMatrix<Real> m(64, 64);
-  FillRandom(&m, &rng);
+  test::FillGauss(&m, &rng);
   const void* block = m.Buffer().Data();
   m.Resize(10, 20);
   EXPECT_EQ(m.Buffer().Data(), block);
@@ -161,9 +141,9 @@ TYPED_TEST(PinnedMatrixTest, CopyMoveSwapAndSelfAssignment) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng(4);
   PinnedMatrix<Real> a(6, 9);
-  FillRandom(&a, &rng);
+  test::FillGauss(&a, &rng);
   PinnedMatrix<Real> b(a);
-  EXPECT_TRUE(SameElements<Real>(a, b));
+  EXPECT_TRUE(test::SameElements<Real>(a, b));
   EXPECT_NE(a.Data(), b.Data());
 
   const Real* data = a.Data();
@@ -175,29 +155,29 @@ TYPED_TEST(PinnedMatrixTest, CopyMoveSwapAndSelfAssignment) {
   PinnedMatrix<Real> d(2, 2);
   d = std::move(c);
   EXPECT_EQ(d.Data(), data);
-  EXPECT_TRUE(SameElements<Real>(d, b));
+  EXPECT_TRUE(test::SameElements<Real>(d, b));
 
   PinnedMatrix<Real> e;
   e = b;
-  EXPECT_TRUE(SameElements<Real>(e, b));
+  EXPECT_TRUE(test::SameElements<Real>(e, b));
   e = e;  // self-assignment keeps the contents
-  EXPECT_TRUE(SameElements<Real>(e, b));
+  EXPECT_TRUE(test::SameElements<Real>(e, b));
 
   // Assigning a view of our own storage copies it out before reusing the storage.
   Matrix<Real> corner(b.Range(1, 3, 2, 4));
   e = static_cast<const MatrixBase<Real>&>(e.Range(1, 3, 2, 4));
-  EXPECT_TRUE(SameElements<Real>(e, corner));
+  EXPECT_TRUE(test::SameElements<Real>(e, corner));
 
   e.Swap(&d);
   EXPECT_EQ(e.Data(), data);
-  EXPECT_TRUE(SameElements<Real>(d, corner));
+  EXPECT_TRUE(test::SameElements<Real>(d, corner));
 }
 
 TYPED_TEST(PinnedMatrixTest, CopiesToTheDeviceAndBack) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng(5);
   PinnedMatrix<Real> m(257, 3), back(257, 3);
-  FillRandom(&m, &rng);
+  test::FillGauss(&m, &rng);
   const size_t row_bytes = 3 * sizeof(Real), pitch = 256;
   CuDevice& device = CuDevice::Instantiate();
   std::vector<unsigned char> host_dev;
@@ -218,7 +198,7 @@ TYPED_TEST(PinnedMatrixTest, CopiesToTheDeviceAndBack) {
   } else {
     EXPECT_EQ(after.num_host_only - before.num_host_only, 2);
   }
-  EXPECT_TRUE(SameElements<Real>(back, m));
+  EXPECT_TRUE(test::SameElements<Real>(back, m));
 }
 
 // ---- PinnedVector
@@ -237,7 +217,7 @@ TYPED_TEST(PinnedVectorTest, ConstructsZeroedAndWorksWithCpuOps) {
     EXPECT_EQ(v.PageLocked(), dim > 0 && test::GpuEnabled());
     for (MatrixIndexT i = 0; i < dim; ++i) EXPECT_EQ(v(i), Real(0));
     Vector<Real> a(dim);
-    FillRandom(&a, &rng);
+    test::FillGauss(&a, &rng);
     v.CopyFromVec(a);
     v.AddVec(2.0, a);
     Vector<Real> expected(a);
@@ -253,7 +233,7 @@ TYPED_TEST(PinnedVectorTest, ResizeCopyMoveAndConversion) {
   using Other = typename std::conditional<std::is_same<Real, float>::value, double, float>::type;
   test::Rng rng = test::MakeRng(7);
   PinnedVector<Real> v(10);
-  FillRandom(&v, &rng);
+  test::FillGauss(&v, &rng);
   Vector<Real> orig(v);
   v.Resize(25, kCopyData);
   for (MatrixIndexT i = 0; i < 25; ++i) EXPECT_EQ(v(i), i < 10 ? orig(i) : Real(0)) << i;
@@ -282,7 +262,7 @@ TYPED_TEST(PinnedVectorTest, ResizeCopyMoveAndConversion) {
   EXPECT_EQ(copy(0), moved(2));
 
   Vector<Other> other(6);
-  FillRandom(&other, &rng);
+  test::FillGauss(&other, &rng);
   PinnedVector<Real> converted(other);
   for (MatrixIndexT i = 0; i < 6; ++i) EXPECT_EQ(converted(i), static_cast<Real>(other(i)));
   converted.Swap(&copy);

@@ -18,15 +18,10 @@
 namespace cuctx {
 namespace {
 
-std::string Bytes(std::initializer_list<int> values) {
-  std::string s;
-  for (int v : values) s.push_back(static_cast<char>(v));
-  return s;
-}
-// Raw little-endian int32 (the compressed header has no size bytes) and uint16.
-std::string RawInt32(int v) {
-  return Bytes({v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >> 24) & 0xff});
-}
+using test::Bytes;
+using test::RawInt32;
+
+// Raw little-endian uint16 (test::RawInt32 gives the int32 fields; the header has no size bytes).
 std::string U16(int v) { return Bytes({v & 0xff, (v >> 8) & 0xff}); }
 
 // IEEE-754 single precision, little-endian, worked out by hand.
@@ -52,27 +47,6 @@ const std::string kCm3 =
 const std::string kCm = "CM " + kZero + k65535 + RawInt32(3) + RawInt32(2) + U16(0) + U16(64) +
                         U16(192) + U16(255) + U16(0) + U16(64) + U16(192) + U16(255) +
                         Bytes({0, 100, 200, 64, 192, 255});
-
-// Silences the log while errors are thrown on purpose.
-class QuietLog {
- public:
-  QuietLog() : old_(SetLogHandler([](const LogMessageEnvelope&, const char*) {})) {}
-  ~QuietLog() { SetLogHandler(old_); }
-
- private:
-  LogHandler old_;
-};
-
-template <typename F>
-void ExpectError(F f, const std::string& substr) {
-  QuietLog quiet;
-  try {
-    f();
-    ADD_FAILURE() << "expected cuctx::Error containing \"" << substr << "\"";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(substr), std::string::npos) << "message: " << e.what();
-  }
-}
 
 template <typename Real>
 void ExpectMatrixIs(const MatrixBase<Real>& m, int rows, int cols,
@@ -281,10 +255,11 @@ TYPED_TEST(CompressedMatrixTest, PartialDecodesMatchFullDecode) {
       for (int c = 0; c < 3; ++c) ASSERT_EQ(block(r, c), full(r + 5, c + 2));
     for (int c = 0; c < 6; ++c) ASSERT_EQ(row(c), full(7, c));
     for (int r = 0; r < 11; ++r) ASSERT_EQ(col(r), full(r, 4));
-    ExpectError([&] { cm.CopyToMat(9, 0, &block); }, "does not fit");
-    ExpectError([&] { cm.CopyRowToVec(11, &row); }, "row 11 out of range");
-    ExpectError([&] { cm.CopyColToVec(0, &row); }, "vector has dim 6, expected 11");
-    ExpectError([&] { cm.CopyToMat(&block); }, "destination is 4 x 3, expected 11 x 6");
+    test::ExpectErrorContaining([&] { cm.CopyToMat(9, 0, &block); }, "does not fit");
+    test::ExpectErrorContaining([&] { cm.CopyRowToVec(11, &row); }, "row 11 out of range");
+    test::ExpectErrorContaining([&] { cm.CopyColToVec(0, &row); }, "vector has dim 6, expected 11");
+    test::ExpectErrorContaining([&] { cm.CopyToMat(&block); },
+                                "destination is 4 x 3, expected 11 x 6");
   }
 }
 
@@ -331,14 +306,16 @@ TEST(CompressedMatrixIoTest, MalformedInputThrows) {
       cm.Read(is, true);
     };
   };
-  ExpectError(read("CM4 " + std::string(16, '\0')), "found \"CM4\"");
-  ExpectError(read("CM2 " + kZero + kZero + RawInt32(-3) + RawInt32(2)), "invalid size -3 x 2");
-  ExpectError(read("CM3 " + kZero + kZero + RawInt32(1 << 20) + RawInt32(1 << 10)), "truncated");
-  ExpectError(read("CM " + kZero + kZero), "truncated compressed-matrix header");
+  test::ExpectErrorContaining(read("CM4 " + std::string(16, '\0')), "found \"CM4\"");
+  test::ExpectErrorContaining(read("CM2 " + kZero + kZero + RawInt32(-3) + RawInt32(2)),
+                              "invalid size -3 x 2");
+  test::ExpectErrorContaining(read("CM3 " + kZero + kZero + RawInt32(1 << 20) + RawInt32(1 << 10)),
+                              "truncated");
+  test::ExpectErrorContaining(read("CM " + kZero + kZero), "truncated compressed-matrix header");
   for (const std::string& golden : {kCm2, kCm3, kCm}) {
     for (size_t len = 0; len < golden.size(); ++len) {
       SCOPED_TRACE(golden.substr(0, 3) + " prefix of " + std::to_string(len) + " bytes");
-      QuietLog quiet;
+      test::QuietLog quiet;
       std::istringstream is(golden.substr(0, len));
       CompressedMatrix cm;
       EXPECT_THROW(cm.Read(is, true), Error);
@@ -349,9 +326,9 @@ TEST(CompressedMatrixIoTest, MalformedInputThrows) {
   }
   Matrix<float> bad(2, 2);
   bad(1, 1) = std::numeric_limits<float>::infinity();
-  ExpectError([&] { CompressedMatrix cm(bad); }, "inf or NaN");
-  ExpectError([&] { CompressedMatrix cm(bad, static_cast<CompressionMethod>(9)); },
-              "invalid compression method 9");
+  test::ExpectErrorContaining([&] { CompressedMatrix cm(bad); }, "inf or NaN");
+  test::ExpectErrorContaining([&] { CompressedMatrix cm(bad, static_cast<CompressionMethod>(9)); },
+                              "invalid compression method 9");
 }
 
 }  // namespace

@@ -4,52 +4,31 @@
 #include "base/io-funcs.h"
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
-#include "tests/testing.h"
+#include "tests/matrix-testing.h"
 
 #include <cmath>
 #include <gtest/gtest.h>
-#include <initializer_list>
 #include <limits>
 #include <sstream>
-#include <streambuf>
 #include <string>
 
 namespace cuctx {
 namespace {
 
-// Bytes from a list of values (characters or 0..255), so golden streams can be spelled out.
-std::string Bytes(std::initializer_list<int> values) {
-  std::string s;
-  for (int v : values) s.push_back(static_cast<char>(v));
-  return s;
-}
-
-// Little-endian bytes of the test values 1..6 as float and as double.
-const std::string kF1 = Bytes({0x00, 0x00, 0x80, 0x3f}), kF2 = Bytes({0x00, 0x00, 0x00, 0x40}),
-                  kF3 = Bytes({0x00, 0x00, 0x40, 0x40}), kF4 = Bytes({0x00, 0x00, 0x80, 0x40}),
-                  kF5 = Bytes({0x00, 0x00, 0xa0, 0x40}), kF6 = Bytes({0x00, 0x00, 0xc0, 0x40});
-const std::string kD1 = Bytes({0, 0, 0, 0, 0, 0, 0xf0, 0x3f}),
-                  kD2 = Bytes({0, 0, 0, 0, 0, 0, 0, 0x40}),
-                  kD3 = Bytes({0, 0, 0, 0, 0, 0, 0x08, 0x40}),
-                  kD4 = Bytes({0, 0, 0, 0, 0, 0, 0x10, 0x40}),
-                  kD5 = Bytes({0, 0, 0, 0, 0, 0, 0x14, 0x40}),
-                  kD6 = Bytes({0, 0, 0, 0, 0, 0, 0x18, 0x40});
-// int32 as Kaldi writes it: size byte 4, then the value little-endian.
-std::string Int32(int v) {
-  return Bytes({4, v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >> 24) & 0xff});
-}
+using test::Bytes;
+using test::Int32;
+using test::OneToNBytes;
+using test::PipeBuf;
 
 // The 2x3 matrix [[1 2 3] [4 5 6]] in binary, after the "\0B" header.
 template <typename Real>
 std::string Golden2x3() {
-  if (sizeof(Real) == 4) return "FM " + Int32(2) + Int32(3) + kF1 + kF2 + kF3 + kF4 + kF5 + kF6;
-  return "DM " + Int32(2) + Int32(3) + kD1 + kD2 + kD3 + kD4 + kD5 + kD6;
+  return (sizeof(Real) == 4 ? "FM " : "DM ") + Int32(2) + Int32(3) + OneToNBytes<Real>(6);
 }
 // The vector [1 2 3] in binary.
 template <typename Real>
 std::string GoldenVec3() {
-  if (sizeof(Real) == 4) return "FV " + Int32(3) + kF1 + kF2 + kF3;
-  return "DV " + Int32(3) + kD1 + kD2 + kD3;
+  return (sizeof(Real) == 4 ? "FV " : "DV ") + Int32(3) + OneToNBytes<Real>(3);
 }
 
 template <typename Real>
@@ -59,56 +38,6 @@ Matrix<Real> Make2x3() {
     for (int c = 0; c < 3; ++c) m(r, c) = static_cast<Real>(3 * r + c + 1);
   return m;
 }
-
-template <typename Real>
-Matrix<Real> RandomMatrix(int rows, int cols, test::Rng* rng) {
-  Matrix<Real> m(rows, cols);
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) m(r, c) = static_cast<Real>(rng->Gauss());
-  return m;
-}
-
-template <typename Real>
-void ExpectMatrixEq(const MatrixBase<Real>& a, const MatrixBase<Real>& b) {
-  ASSERT_EQ(a.NumRows(), b.NumRows());
-  ASSERT_EQ(a.NumCols(), b.NumCols());
-  for (int r = 0; r < a.NumRows(); ++r)
-    for (int c = 0; c < a.NumCols(); ++c)
-      ASSERT_EQ(a(r, c), b(r, c)) << "at (" << r << ", " << c << ")";
-}
-
-// Silences the log while errors are thrown on purpose.
-class QuietLog {
- public:
-  QuietLog() : old_(SetLogHandler([](const LogMessageEnvelope&, const char*) {})) {}
-  ~QuietLog() { SetLogHandler(old_); }
-
- private:
-  LogHandler old_;
-};
-
-// Runs f and expects a cuctx::Error whose message contains `substr`.
-template <typename F>
-void ExpectError(F f, const std::string& substr) {
-  QuietLog quiet;
-  try {
-    f();
-    ADD_FAILURE() << "expected cuctx::Error containing \"" << substr << "\"";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(substr), std::string::npos) << "message: " << e.what();
-  }
-}
-
-// A stream buffer that cannot seek, like a pipe.
-class PipeBuf : public std::streambuf {
- public:
-  explicit PipeBuf(std::string data) : data_(std::move(data)) {
-    setg(&data_[0], &data_[0], &data_[0] + data_.size());
-  }
-
- private:
-  std::string data_;
-};
 
 template <typename Real>
 class MatrixIoTest : public ::testing::Test {};
@@ -131,7 +60,7 @@ TYPED_TEST(MatrixIoTest, ReadsBinaryGoldenBytes) {
   ASSERT_TRUE(binary);
   Matrix<Real> m;
   m.Read(is, binary);
-  ExpectMatrixEq(m, Make2x3<Real>());
+  EXPECT_TRUE(test::SameElements<Real>(m, Make2x3<Real>()));
   EXPECT_EQ(is.peek(), std::char_traits<char>::eof());
 }
 
@@ -159,7 +88,7 @@ TYPED_TEST(MatrixIoTest, WritesAndReadsTextGolden) {
   std::istringstream is(golden);
   Matrix<Real> back;
   back.Read(is, false);
-  ExpectMatrixEq(back, m);
+  EXPECT_TRUE(test::SameElements<Real>(back, m));
   EXPECT_EQ(is.peek(), std::char_traits<char>::eof());  // the final newline was consumed
 }
 
@@ -190,12 +119,12 @@ TYPED_TEST(MatrixIoTest, RoundTripsEdgeShapes) {
   test::Rng rng = test::MakeRng();
   for (const test::Shape& s : test::kEdgeShapes) {
     if (static_cast<int64_t>(s.rows) * s.cols > 20000) continue;
-    Matrix<Real> m = RandomMatrix<Real>(s.rows, s.cols, &rng);
+    Matrix<Real> m = test::GaussMatrix<Real>(s.rows, s.cols, &rng);
     std::stringstream bin;
     m.Write(bin, true);
     Matrix<Real> back;
     back.Read(bin, true);
-    ExpectMatrixEq(back, m);
+    EXPECT_TRUE(test::SameElements<Real>(back, m));
     // Text with enough digits to be exact.
     std::stringstream txt;
     txt.precision(std::numeric_limits<Real>::max_digits10);
@@ -205,7 +134,7 @@ TYPED_TEST(MatrixIoTest, RoundTripsEdgeShapes) {
     if (s.rows == 0 || s.cols == 0) {
       EXPECT_EQ(back_txt.NumRows(), 0) << s;
     } else {
-      ExpectMatrixEq(back_txt, m);
+      EXPECT_TRUE(test::SameElements<Real>(back_txt, m));
     }
   }
 }
@@ -216,7 +145,7 @@ TYPED_TEST(MatrixIoTest, ReadsOtherPrecision) {
   std::istringstream is(Golden2x3<Other>() + GoldenVec3<Other>());
   Matrix<Real> m;
   m.Read(is, true);
-  ExpectMatrixEq(m, Make2x3<Real>());
+  EXPECT_TRUE(test::SameElements<Real>(m, Make2x3<Real>()));
   Vector<Real> v;
   v.Read(is, true);
   ASSERT_EQ(v.Dim(), 3);
@@ -238,10 +167,10 @@ TYPED_TEST(MatrixIoTest, ReadWithAdd) {
   Matrix<Real> empty;
   std::istringstream is2(Golden2x3<Real>());
   empty.Read(is2, true, true);
-  ExpectMatrixEq(empty, Make2x3<Real>());
+  EXPECT_TRUE(test::SameElements<Real>(empty, Make2x3<Real>()));
   // A size mismatch names both sizes.
   Matrix<Real> wrong(3, 3);
-  ExpectError(
+  test::ExpectErrorContaining(
       [&] {
         std::istringstream is3(Golden2x3<Real>());
         wrong.Read(is3, true, true);
@@ -255,9 +184,9 @@ TYPED_TEST(MatrixIoTest, MatrixBaseReadChecksShape) {
   SubMatrix<Real> view(storage, 0, 2, 0, 3);
   std::istringstream is(Golden2x3<Real>());
   view.Read(is, true);
-  ExpectMatrixEq(view, Make2x3<Real>());
+  EXPECT_TRUE(test::SameElements<Real>(view, Make2x3<Real>()));
   SubMatrix<Real> wrong(storage, 0, 3, 0, 3);
-  ExpectError(
+  test::ExpectErrorContaining(
       [&] {
         std::istringstream is2(Golden2x3<Real>());
         wrong.Read(is2, true);
@@ -287,8 +216,8 @@ TYPED_TEST(MatrixIoTest, TextAcceptsOldHeaderForm) {
   std::istringstream is("FM 2 3 [\n 1 2 3\n 4 5 6 ]\n");
   Matrix<Real> m;
   m.Read(is, false);
-  ExpectMatrixEq(m, Make2x3<Real>());
-  ExpectError(
+  EXPECT_TRUE(test::SameElements<Real>(m, Make2x3<Real>()));
+  test::ExpectErrorContaining(
       [] {
         std::istringstream bad("DM 2 2 [ 1 2 3 ]\n");
         Matrix<Real> x;
@@ -306,16 +235,16 @@ TYPED_TEST(MatrixIoTest, TextErrorsSayWhatAndWhere) {
       m.Read(is, false);
     };
   };
-  ExpectError(read(" [\n  1 2 3 \n  4 5 6 \n  7 8 9 10 \n  1 2 3 ]\n"),
-              "row 2 has 4 values, expected 3");
-  ExpectError(read(" [\n  1 2 3 \n  4 5 ]\n"), "row 1 has 2 values, expected 3");
-  ExpectError(read(" [\n  1 2 3 \n  4 5 6 \n"), "unterminated");
-  ExpectError(read(" [ 1 2 abc ]\n"), "bad number \"abc\"");
-  ExpectError(read(" [ 1 2 abc ]\n"), "at byte 7");
-  ExpectError(read(" [ 1 1e999 ]\n"), "bad number \"1e999\"");
-  ExpectError(read(" [ 1 2x ]\n"), "bad number \"2x\"");
-  ExpectError(read(" ( 1 2 )\n"), "expected '['");
-  ExpectError(read(""), "end of stream");
+  test::ExpectErrorContaining(read(" [\n  1 2 3 \n  4 5 6 \n  7 8 9 10 \n  1 2 3 ]\n"),
+                              "row 2 has 4 values, expected 3");
+  test::ExpectErrorContaining(read(" [\n  1 2 3 \n  4 5 ]\n"), "row 1 has 2 values, expected 3");
+  test::ExpectErrorContaining(read(" [\n  1 2 3 \n  4 5 6 \n"), "unterminated");
+  test::ExpectErrorContaining(read(" [ 1 2 abc ]\n"), "bad number \"abc\"");
+  test::ExpectErrorContaining(read(" [ 1 2 abc ]\n"), "at byte 7");
+  test::ExpectErrorContaining(read(" [ 1 1e999 ]\n"), "bad number \"1e999\"");
+  test::ExpectErrorContaining(read(" [ 1 2x ]\n"), "bad number \"2x\"");
+  test::ExpectErrorContaining(read(" ( 1 2 )\n"), "expected '['");
+  test::ExpectErrorContaining(read(""), "end of stream");
 }
 
 TYPED_TEST(MatrixIoTest, BinaryTruncatedAtEveryOffsetThrows) {
@@ -323,13 +252,13 @@ TYPED_TEST(MatrixIoTest, BinaryTruncatedAtEveryOffsetThrows) {
   const std::string golden = Golden2x3<Real>();
   for (size_t len = 0; len < golden.size(); ++len) {
     SCOPED_TRACE("prefix of " + std::to_string(len) + " bytes");
-    QuietLog quiet;
+    test::QuietLog quiet;
     std::istringstream is(golden.substr(0, len));
     Matrix<Real> m;
     EXPECT_THROW(m.Read(is, true), Error);
   }
   // The message says it is truncated and where the data started.
-  ExpectError(
+  test::ExpectErrorContaining(
       [&] {
         std::istringstream is(golden.substr(0, golden.size() - 1));
         Matrix<Real> m;
@@ -344,14 +273,14 @@ TYPED_TEST(MatrixIoTest, TextTruncatedAtEveryOffsetThrowsUntilClosed) {
   const size_t close = golden.find(']');
   for (size_t len = 0; len < golden.size(); ++len) {
     SCOPED_TRACE("prefix of " + std::to_string(len) + " bytes");
-    QuietLog quiet;
+    test::QuietLog quiet;
     std::istringstream is(golden.substr(0, len));
     Matrix<Real> m;
     if (len <= close) {
       EXPECT_THROW(m.Read(is, false), Error);
     } else {
       m.Read(is, false);
-      ExpectMatrixEq(m, Make2x3<Real>());
+      EXPECT_TRUE(test::SameElements<Real>(m, Make2x3<Real>()));
     }
   }
 }
@@ -366,22 +295,26 @@ TYPED_TEST(MatrixIoTest, BinaryBadHeadersThrow) {
       m.Read(is, true);
     };
   };
-  ExpectError(read("XY " + Int32(1) + Int32(1) + kD1), "found \"XY\"");
-  ExpectError(read("XY " + Int32(1)), std::string("expected token \"") + token.substr(0, 2));
-  ExpectError(read(token + Int32(-1) + Int32(3)), "negative row count -1");
-  ExpectError(read(token + Int32(2) + Int32(-7)), "negative column count -7");
-  ExpectError(read(token + Bytes({8, 2, 0, 0, 0, 0, 0, 0, 0}) + Int32(3)), "row count");
+  test::ExpectErrorContaining(read("XY " + Int32(1) + Int32(1) + OneToNBytes<double>(1)),
+                              "found \"XY\"");
+  test::ExpectErrorContaining(read("XY " + Int32(1)),
+                              std::string("expected token \"") + token.substr(0, 2));
+  test::ExpectErrorContaining(read(token + Int32(-1) + Int32(3)), "negative row count -1");
+  test::ExpectErrorContaining(read(token + Int32(2) + Int32(-7)), "negative column count -7");
+  test::ExpectErrorContaining(read(token + Bytes({8, 2, 0, 0, 0, 0, 0, 0, 0}) + Int32(3)),
+                              "row count");
   // A corrupt size is caught before allocating: 100000 x 100000 elements cannot follow.
-  ExpectError(read(token + Int32(100000) + Int32(100000) + kD1), "bytes");
+  test::ExpectErrorContaining(read(token + Int32(100000) + Int32(100000) + OneToNBytes<double>(1)),
+                              "bytes");
 }
 
 TYPED_TEST(MatrixIoTest, AbsurdSizeFromPipeThrowsWithoutHugeAllocation) {
   using Real = TypeParam;
   const std::string token = sizeof(Real) == 4 ? "FM " : "DM ";
-  PipeBuf buf(token + Int32(1 << 20) + Int32(1 << 10) + kD1 + kD2);
+  PipeBuf buf(token + Int32(1 << 20) + Int32(1 << 10) + OneToNBytes<double>(2));
   std::istream is(&buf);
   Matrix<Real> m;
-  ExpectError([&] { m.Read(is, true); }, "truncated");
+  test::ExpectErrorContaining([&] { m.Read(is, true); }, "truncated");
 }
 
 template <typename Real>
@@ -439,7 +372,7 @@ TYPED_TEST(VectorIoTest, RoundTripsAndAdds) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng(1);
   Vector<Real> v(37);
-  for (int i = 0; i < v.Dim(); ++i) v(i) = static_cast<Real>(rng.Gauss());
+  test::FillGauss(&v, &rng);
   std::stringstream ss;
   v.Write(ss, true);
   ss.precision(std::numeric_limits<Real>::max_digits10);
@@ -470,23 +403,25 @@ TYPED_TEST(VectorIoTest, ErrorsSayWhatAndWhere) {
       v.Read(is, binary);
     };
   };
-  ExpectError(read(" [ 1 2\n 3 ]\n", false), "newline inside a text vector");
-  ExpectError(read(" [ 1 2 3", false), "unterminated");
-  ExpectError(read(" [ 1 nope 3 ]", false), "bad number \"nope\"");
-  ExpectError(read("XV " + Int32(0), true), "found \"XV\"");
-  ExpectError(read(std::string(sizeof(Real) == 4 ? "FV " : "DV ") + Int32(-4), true),
-              "negative dimension -4");
-  ExpectError(read(std::string(sizeof(Real) == 4 ? "FV " : "DV ") + Int32(1 << 30), true), "bytes");
+  test::ExpectErrorContaining(read(" [ 1 2\n 3 ]\n", false), "newline inside a text vector");
+  test::ExpectErrorContaining(read(" [ 1 2 3", false), "unterminated");
+  test::ExpectErrorContaining(read(" [ 1 nope 3 ]", false), "bad number \"nope\"");
+  test::ExpectErrorContaining(read("XV " + Int32(0), true), "found \"XV\"");
+  test::ExpectErrorContaining(
+      read(std::string(sizeof(Real) == 4 ? "FV " : "DV ") + Int32(-4), true),
+      "negative dimension -4");
+  test::ExpectErrorContaining(
+      read(std::string(sizeof(Real) == 4 ? "FV " : "DV ") + Int32(1 << 30), true), "bytes");
   Vector<Real> three(3);
   Vector<Real> four(4);
   SubVector<Real> view(four, 0, 4);
-  ExpectError(
+  test::ExpectErrorContaining(
       [&] {
         std::istringstream is(GoldenVec3<Real>());
         view.Read(is, true);
       },
       "dimension 3");
-  ExpectError(
+  test::ExpectErrorContaining(
       [&] {
         std::istringstream is(GoldenVec3<Real>());
         four.Read(is, true, true);
@@ -495,7 +430,7 @@ TYPED_TEST(VectorIoTest, ErrorsSayWhatAndWhere) {
   const std::string golden = GoldenVec3<Real>();
   for (size_t len = 0; len < golden.size(); ++len) {
     SCOPED_TRACE("prefix of " + std::to_string(len) + " bytes");
-    QuietLog quiet;
+    test::QuietLog quiet;
     std::istringstream is(golden.substr(0, len));
     EXPECT_THROW(three.Read(is, true), Error);
   }

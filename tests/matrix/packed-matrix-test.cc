@@ -6,11 +6,10 @@
 #include "matrix/sp-matrix.h"
 #include "matrix/tp-matrix.h"
 #include "matrix/vector.h"
-#include "tests/testing.h"
+#include "tests/matrix-testing.h"
 
 #include <cmath>
 #include <gtest/gtest.h>
-#include <initializer_list>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -19,47 +18,13 @@
 namespace cuctx {
 namespace {
 
-std::string Bytes(std::initializer_list<int> values) {
-  std::string s;
-  for (int v : values) s.push_back(static_cast<char>(v));
-  return s;
-}
-std::string Int32(int v) {
-  return Bytes({4, v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >> 24) & 0xff});
-}
+using test::Int32;
+using test::OneToNBytes;
 
-// 1, 2, 3 as little-endian float and double.
-template <typename Real>
-std::string Golden123() {
-  if (sizeof(Real) == 4)
-    return Bytes({0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0x40});
-  return Bytes(
-      {0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0, 0, 0, 0, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0x08, 0x40});
-}
 // The 2 x 2 packed matrix with lower triangle (1; 2 3) in binary.
 template <typename Real>
 std::string GoldenPacked2() {
-  return std::string(sizeof(Real) == 4 ? "FP " : "DP ") + Int32(2) + Golden123<Real>();
-}
-
-class QuietLog {
- public:
-  QuietLog() : old_(SetLogHandler([](const LogMessageEnvelope&, const char*) {})) {}
-  ~QuietLog() { SetLogHandler(old_); }
-
- private:
-  LogHandler old_;
-};
-
-template <typename F>
-void ExpectError(F f, const std::string& substr) {
-  QuietLog quiet;
-  try {
-    f();
-    ADD_FAILURE() << "expected cuctx::Error containing \"" << substr << "\"";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(substr), std::string::npos) << "message: " << e.what();
-  }
+  return std::string(sizeof(Real) == 4 ? "FP " : "DP ") + Int32(2) + OneToNBytes<Real>(3);
 }
 
 template <typename Real>
@@ -67,18 +32,10 @@ double Tolerance() {
   return std::is_same<Real, float>::value ? 1e-4 : 1e-10;
 }
 
-template <typename Real>
-Matrix<Real> RandomMatrix(int rows, int cols, test::Rng* rng) {
-  Matrix<Real> m(rows, cols);
-  for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) m(r, c) = static_cast<Real>(rng->Gauss());
-  return m;
-}
-
 // A well-conditioned random SPD matrix: M M^T / n + I.
 template <typename Real>
 Matrix<Real> RandomSpd(int n, test::Rng* rng) {
-  Matrix<Real> m = RandomMatrix<Real>(n, n, rng);
+  Matrix<Real> m = test::GaussMatrix<Real>(n, n, rng);
   Matrix<Real> a(n, n);
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) {
@@ -218,7 +175,7 @@ TYPED_TEST(PackedMatrixTest, ReadsOldTextFormOtherPrecisionAndAdds) {
   c.Read(other, true, true);
   EXPECT_EQ(c(1, 0), 4);
   EXPECT_EQ(c(1, 1), 6);
-  ExpectError(
+  test::ExpectErrorContaining(
       [&] {
         std::istringstream is(GoldenPacked2<Real>());
         SpMatrix<Real> three(3);
@@ -238,17 +195,17 @@ TYPED_TEST(PackedMatrixTest, MalformedInputThrows) {
       s.Read(is, binary);
     };
   };
-  ExpectError(read("XP " + Int32(1), true), "found \"XP\"");
-  ExpectError(read(token + Int32(-2), true), "negative size -2");
-  ExpectError(read(token + Int32(100000) + Golden123<Real>(), true), "bytes");
-  ExpectError(read("[ 1 2 ]\n", false), "not n(n+1)/2");
-  ExpectError(read("[\n1 \n2 x ]\n", false), "floating-point");
-  ExpectError(read("[\n1 \n2 3 \n", false), "unterminated");
-  ExpectError(read("{ 1 }", false), "expected token");
+  test::ExpectErrorContaining(read("XP " + Int32(1), true), "found \"XP\"");
+  test::ExpectErrorContaining(read(token + Int32(-2), true), "negative size -2");
+  test::ExpectErrorContaining(read(token + Int32(100000) + OneToNBytes<Real>(3), true), "bytes");
+  test::ExpectErrorContaining(read("[ 1 2 ]\n", false), "not n(n+1)/2");
+  test::ExpectErrorContaining(read("[\n1 \n2 x ]\n", false), "floating-point");
+  test::ExpectErrorContaining(read("[\n1 \n2 3 \n", false), "unterminated");
+  test::ExpectErrorContaining(read("{ 1 }", false), "expected token");
   const std::string golden = GoldenPacked2<Real>();
   for (size_t len = 0; len < golden.size(); ++len) {
     SCOPED_TRACE("prefix of " + std::to_string(len) + " bytes");
-    QuietLog quiet;
+    test::QuietLog quiet;
     std::istringstream is(golden.substr(0, len));
     SpMatrix<Real> s;
     EXPECT_THROW(s.Read(is, true), Error);
@@ -265,9 +222,9 @@ TYPED_TEST(PackedMatrixTest, ElementAccessAndResize) {
   t(2, 1) = 7;
   const TpMatrix<Real>& ct = t;
   EXPECT_EQ(ct(1, 2), 0);
-  ExpectError([&] { t(1, 2) = 1; }, "(1, 2) out of range");
-  ExpectError([&] { s(3, 0) = 1; }, "(3, 0) out of range");
-  ExpectError([&] { (void)ct(-1, 0); }, "out of range");
+  test::ExpectErrorContaining([&] { t(1, 2) = 1; }, "(1, 2) out of range");
+  test::ExpectErrorContaining([&] { s(3, 0) = 1; }, "(3, 0) out of range");
+  test::ExpectErrorContaining([&] { (void)ct(-1, 0); }, "out of range");
   s.Resize(4, kCopyData);
   EXPECT_EQ(s(2, 0), 5);
   EXPECT_EQ(s(3, 3), 0);
@@ -275,7 +232,7 @@ TYPED_TEST(PackedMatrixTest, ElementAccessAndResize) {
   EXPECT_EQ(s.NumRows(), 2);
   s.Resize(2);
   EXPECT_EQ(s(0, 0), 0);
-  ExpectError([&] { s.Resize(-1); }, "negative size -1");
+  test::ExpectErrorContaining([&] { s.Resize(-1); }, "negative size -1");
   s.SetUnit();
   EXPECT_EQ(s.Trace(), 2);
   s.AddToDiag(1);
@@ -284,7 +241,7 @@ TYPED_TEST(PackedMatrixTest, ElementAccessAndResize) {
   EXPECT_EQ(s(1, 0), 0);
   EXPECT_EQ(s.Max(), 4);
   EXPECT_EQ(s.Min(), 0);
-  ExpectError([] { SpMatrix<Real>().Max(); }, "empty");
+  test::ExpectErrorContaining([] { SpMatrix<Real>().Max(); }, "empty");
 }
 
 TYPED_TEST(PackedMatrixTest, CopyFromMatTypes) {
@@ -297,17 +254,20 @@ TYPED_TEST(PackedMatrixTest, CopyFromMatTypes) {
   EXPECT_EQ(SpMatrix<Real>(m, kTakeLower)(0, 1), 4);
   EXPECT_EQ(SpMatrix<Real>(m, kTakeUpper)(0, 1), 2);
   EXPECT_EQ(SpMatrix<Real>(m, kTakeMean)(0, 1), 3);
-  ExpectError([&] { SpMatrix<Real> s(m, kTakeMeanAndCheck); }, "not symmetric: M(1, 0) = 4");
+  test::ExpectErrorContaining([&] { SpMatrix<Real> s(m, kTakeMeanAndCheck); },
+                              "not symmetric: M(1, 0) = 4");
   m(1, 0) = 2;
   EXPECT_EQ(SpMatrix<Real>(m, kTakeMeanAndCheck)(1, 0), 2);
-  ExpectError([] { SpMatrix<Real> s(Matrix<Real>(2, 3)); }, "2 x 3, expected square");
+  test::ExpectErrorContaining([] { SpMatrix<Real> s(Matrix<Real>(2, 3)); },
+                              "2 x 3, expected square");
   TpMatrix<Real> lower(m), upper(m, kTrans);
   EXPECT_EQ(lower(1, 0), m(1, 0));
   EXPECT_EQ(upper(1, 0), m(0, 1));
   Matrix<Real> full = Full(lower);
   EXPECT_EQ(full(0, 1), 0);
   Matrix<double> wrong(3, 3);
-  ExpectError([&] { lower.CopyToMat(&wrong); }, "destination is 3 x 3, expected 2 x 2");
+  test::ExpectErrorContaining([&] { lower.CopyToMat(&wrong); },
+                              "destination is 3 x 3, expected 2 x 2");
   Matrix<double> as_double(2, 2);
   SpMatrix<Real>(m).CopyToMat(&as_double);
   EXPECT_EQ(as_double(0, 1), 2);
@@ -347,18 +307,18 @@ TYPED_TEST(PackedMatrixTest, CholeskyRejectsIndefinite) {
   s.SetUnit();
   s(2, 2) = -1;
   TpMatrix<Real> l(1);
-  ExpectError([&] { l.Cholesky(s); }, "not positive definite");
-  ExpectError([&] { l.Cholesky(s); }, "row 2");
+  test::ExpectErrorContaining([&] { l.Cholesky(s); }, "not positive definite");
+  test::ExpectErrorContaining([&] { l.Cholesky(s); }, "row 2");
   EXPECT_EQ(l.NumRows(), 1);  // unchanged
   EXPECT_FALSE(s.IsPosDef());
-  ExpectError([&] { s.LogPosDefDet(); }, "not positive definite");
+  test::ExpectErrorContaining([&] { s.LogPosDefDet(); }, "not positive definite");
   SpMatrix<Real> nan_matrix(2);
   nan_matrix.SetUnit();
   nan_matrix(1, 0) = std::numeric_limits<Real>::quiet_NaN();
-  ExpectError([&] { l.Cholesky(nan_matrix); }, "not positive definite");
+  test::ExpectErrorContaining([&] { l.Cholesky(nan_matrix); }, "not positive definite");
   TpMatrix<Real> singular(2);
   singular(1, 1) = 1;
-  ExpectError([&] { singular.Invert(); }, "singular");
+  test::ExpectErrorContaining([&] { singular.Invert(); }, "singular");
 }
 
 TYPED_TEST(PackedMatrixTest, InvertMatchesReference) {
@@ -395,7 +355,7 @@ TYPED_TEST(PackedMatrixTest, InvertMatchesReference) {
   sing(1, 0) = 1;
   sing(1, 1) = 1;
   SpMatrix<Real> copy(sing);
-  ExpectError([&] { copy.Invert(); }, "singular");
+  test::ExpectErrorContaining([&] { copy.Invert(); }, "singular");
   copy.Invert(&log_det, &sign, false);
   EXPECT_EQ(sign, 0);
   EXPECT_EQ(log_det, -std::numeric_limits<Real>::infinity());
@@ -406,7 +366,7 @@ TYPED_TEST(PackedMatrixTest, AlgebraMatchesDenseReference) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng(2);
   const int n = 13, k = 7;
-  Matrix<Real> m = RandomMatrix<Real>(n, k, &rng), mt = RandomMatrix<Real>(k, n, &rng);
+  Matrix<Real> m = test::GaussMatrix<Real>(n, k, &rng), mt = test::GaussMatrix<Real>(k, n, &rng);
   Matrix<Real> a = RandomSpd<Real>(n, &rng);
   SpMatrix<Real> s(a, kTakeLower);
 
@@ -421,7 +381,7 @@ TYPED_TEST(PackedMatrixTest, AlgebraMatchesDenseReference) {
   s2(0, 0) = std::numeric_limits<Real>::quiet_NaN();  // beta = 0 ignores old contents
   s2.AddMat2(1, mt, kTrans, 0);
   ExpectClose(Full(s2), Product(mt, true, mt, false), Tolerance<Real>());
-  ExpectError([&] { s2.AddMat2(1, mt, kNoTrans, 0); }, "M is 7 x 13");
+  test::ExpectErrorContaining([&] { s2.AddMat2(1, mt, kNoTrans, 0); }, "M is 7 x 13");
 
   // AddVec2, AddVecVec, AddDiagVec, AddSp.
   Vector<Real> v(n), w(n);
@@ -438,7 +398,8 @@ TYPED_TEST(PackedMatrixTest, AlgebraMatchesDenseReference) {
       ref3(i, j) = a(i, j) * 1.25 + 3.0 * v(i) * v(j) - (v(i) * w(j) + w(i) * v(j)) +
                    (i == j ? 2.0 * w(i) : 0.0);
   ExpectClose(Full(s3), ref3, Tolerance<Real>());
-  ExpectError([&] { s3.AddVec2(1, Vector<Real>(3)); }, "vector dim 3, matrix size 13");
+  test::ExpectErrorContaining([&] { s3.AddVec2(1, Vector<Real>(3)); },
+                              "vector dim 3, matrix size 13");
 
   // Reductions against the dense matrix.
   double trace = 0, sum = 0, sumsq = 0, tr_ab = 0, vsv = 0;
@@ -459,7 +420,7 @@ TYPED_TEST(PackedMatrixTest, AlgebraMatchesDenseReference) {
   EXPECT_NEAR(TraceSpSp(s, s3), tr_ab, tol * (1 + std::fabs(tr_ab)));
   EXPECT_NEAR(TraceSpMat(s, full3), tr_ab, tol * (1 + std::fabs(tr_ab)));
   EXPECT_NEAR(VecSpVec(v, s, w), vsv, tol * (1 + std::fabs(vsv)));
-  ExpectError([&] { TraceSpSp(s, SpMatrix<Real>(2)); }, "sizes 13 and 2 differ");
+  test::ExpectErrorContaining([&] { TraceSpSp(s, SpMatrix<Real>(2)); }, "sizes 13 and 2 differ");
 
   SpMatrix<Real> scaled(s);
   scaled.Scale(-2);
@@ -489,8 +450,8 @@ TYPED_TEST(PackedMatrixTest, PrecisionConversions) {
   v(2) = 9;
   s.CopyFromVec(v);
   EXPECT_EQ(s(1, 1), 9);
-  ExpectError([&] { s.CopyFromVec(Vector<Other>(4)); }, "vector dim 4, expected 3");
-  ExpectError([&] { s.CopyFromSp(SpMatrix<Other>(3)); }, "source size 3");
+  test::ExpectErrorContaining([&] { s.CopyFromVec(Vector<Other>(4)); }, "vector dim 4, expected 3");
+  test::ExpectErrorContaining([&] { s.CopyFromSp(SpMatrix<Other>(3)); }, "source size 3");
 }
 
 }  // namespace

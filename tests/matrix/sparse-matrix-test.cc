@@ -10,7 +10,6 @@
 
 #include <cmath>
 #include <gtest/gtest.h>
-#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -20,14 +19,9 @@
 namespace cuctx {
 namespace {
 
-std::string Bytes(std::initializer_list<int> values) {
-  std::string s;
-  for (int v : values) s.push_back(static_cast<char>(v));
-  return s;
-}
-std::string Int32(int v) {
-  return Bytes({4, v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >> 24) & 0xff});
-}
+using test::Bytes;
+using test::Int32;
+
 // 0.5 and 2.0 as basic types: size byte, then the little-endian value.
 template <typename Real>
 std::string Half() {
@@ -50,26 +44,6 @@ std::string GoldenSm() {
   return "SM " + Int32(2) + GoldenSv<Real>() + "SV " + Int32(5) + Int32(0);
 }
 const char kGoldenSmText[] = "rows=2 dim=5 [ 0 0.5 3 2 ] dim=5 [ ] \n";
-
-class QuietLog {
- public:
-  QuietLog() : old_(SetLogHandler([](const LogMessageEnvelope&, const char*) {})) {}
-  ~QuietLog() { SetLogHandler(old_); }
-
- private:
-  LogHandler old_;
-};
-
-template <typename F>
-void ExpectError(F f, const std::string& substr) {
-  QuietLog quiet;
-  try {
-    f();
-    ADD_FAILURE() << "expected cuctx::Error containing \"" << substr << "\"";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(substr), std::string::npos) << "message: " << e.what();
-  }
-}
 
 template <typename Real>
 using Pairs = std::vector<std::pair<MatrixIndexT, Real>>;
@@ -164,9 +138,13 @@ TYPED_TEST(SparseMatrixTest, VectorConstructionAndDenseOps) {
   ASSERT_EQ(v.NumElements(), 2);
   EXPECT_EQ(v.GetElement(0), std::make_pair(1, static_cast<Real>(2)));
   EXPECT_EQ(v.GetElement(1), std::make_pair(4, static_cast<Real>(3)));
-  ExpectError([] { SparseVector<Real>(3, Pairs<Real>{{0, 1}, {3, 1}}); }, "index 3 (pair 1)");
-  ExpectError([] { SparseVector<Real>(3, Pairs<Real>{{-1, 1}}); }, "index -1");
-  ExpectError([] { SparseVector<Real> x(-2); }, "negative dimension -2");
+  test::ExpectErrorContaining(
+      [] {
+        SparseVector<Real>(3, Pairs<Real>{{0, 1}, {3, 1}});
+      },
+      "index 3 (pair 1)");
+  test::ExpectErrorContaining([] { SparseVector<Real>(3, Pairs<Real>{{-1, 1}}); }, "index -1");
+  test::ExpectErrorContaining([] { SparseVector<Real> x(-2); }, "negative dimension -2");
   EXPECT_EQ(v.Sum(), 5);
   int32 index = -1;
   EXPECT_EQ(v.Max(&index), 3);
@@ -182,7 +160,7 @@ TYPED_TEST(SparseMatrixTest, VectorConstructionAndDenseOps) {
   v.AddToVec(2, &dense);
   EXPECT_EQ(dense(1), 6);
   SubVector<double> head(dense, 0, 5);
-  ExpectError([&] { v.CopyElementsToVec(&head); }, "vector dim 5");
+  test::ExpectErrorContaining([&] { v.CopyElementsToVec(&head); }, "vector dim 5");
   Vector<Real> ones(6);
   ones.Set(1);
   EXPECT_EQ(VecSvec(ones, v), 5);
@@ -193,12 +171,12 @@ TYPED_TEST(SparseMatrixTest, VectorConstructionAndDenseOps) {
   EXPECT_EQ(copy.NumElements(), 1);
   copy.Scale(-1);
   EXPECT_EQ(copy.GetElement(0).second, -2);
-  ExpectError([&] { copy.GetElement(1); }, "element 1 out of range");
+  test::ExpectErrorContaining([&] { copy.GetElement(1); }, "element 1 out of range");
   SparseVector<Real> r(100);
   r.SetRandn(0.5);
   EXPECT_GT(r.NumElements(), 10);
   EXPECT_LT(r.NumElements(), 90);
-  ExpectError([&] { r.SetRandn(1.5); }, "zero_prob 1.5");
+  test::ExpectErrorContaining([&] { r.SetRandn(1.5); }, "zero_prob 1.5");
 }
 
 TYPED_TEST(SparseMatrixTest, MatrixMatchesDenseReference) {
@@ -259,7 +237,8 @@ TYPED_TEST(SparseMatrixTest, MatrixOperations) {
   Matrix<Real> acc_t(6, 9);
   sp.AddToMat(1, &acc_t, kTrans);
   EXPECT_EQ(acc_t(2, 4), dense(4, 2));
-  ExpectError([&] { sp.AddToMat(1, &acc_t); }, "destination is 6 x 9, expected 9 x 6");
+  test::ExpectErrorContaining([&] { sp.AddToMat(1, &acc_t); },
+                              "destination is 6 x 9, expected 9 x 6");
   // Transpose by CopyFromSmat, precision change.
   SparseMatrix<double> t;
   t.CopyFromSmat(sp, kTrans);
@@ -281,7 +260,7 @@ TYPED_TEST(SparseMatrixTest, MatrixOperations) {
     for (int j = 0; j < 6; ++j) tr_t += static_cast<double>(b(i, j)) * dense(i, j);
   EXPECT_NEAR(TraceMatSmat(a, sp), tr, 1e-4 * (1 + std::fabs(tr)));
   EXPECT_NEAR(TraceMatSmat(b, sp, kTrans), tr_t, 1e-4 * (1 + std::fabs(tr_t)));
-  ExpectError([&] { TraceMatSmat(b, sp); }, "A is 9 x 6, B is 9 x 6");
+  test::ExpectErrorContaining([&] { TraceMatSmat(b, sp); }, "A is 9 x 6, B is 9 x 6");
   // Elements in row order.
   Vector<Real> elems(sp.NumElements());
   sp.CopyElementsToVec(&elems);
@@ -291,22 +270,25 @@ TYPED_TEST(SparseMatrixTest, MatrixOperations) {
   sel.SelectRows({8, 0, 8}, sp);
   EXPECT_EQ(sel.NumRows(), 3);
   EXPECT_EQ(sel.Row(2).NumElements(), sp.Row(8).NumElements());
-  ExpectError([&] { sel.SelectRows({9}, sp); }, "index 9 (entry 0) out of range [0, 9)");
+  test::ExpectErrorContaining([&] { sel.SelectRows({9}, sp); },
+                              "index 9 (entry 0) out of range [0, 9)");
   std::vector<SparseMatrix<Real>> parts = {sel, SparseMatrix<Real>(), sp};
   SparseMatrix<Real> all;
   all.AppendSparseMatrixRows(&parts);
   EXPECT_EQ(all.NumRows(), 12);
   std::vector<SparseMatrix<Real>> bad_parts = {sel, SparseMatrix<Real>(2, 4)};
-  ExpectError([&] { all.AppendSparseMatrixRows(&bad_parts); }, "input 1 has 4 columns");
+  test::ExpectErrorContaining([&] { all.AppendSparseMatrixRows(&bad_parts); },
+                              "input 1 has 4 columns");
   SparseMatrix<Real> resized(sp);
   resized.Resize(10, 3, kCopyData);
   Matrix<Real> rd(10, 3);
   resized.CopyToMat(&rd);
   for (int r = 0; r < 9; ++r)
     for (int c = 0; c < 3; ++c) ASSERT_EQ(rd(r, c), dense(r, c));
-  ExpectError([&] { resized.SetRow(0, SparseVector<Real>(4)); }, "vector dim 4, matrix has 3");
-  ExpectError([&] { resized.Row(10); }, "row 10 out of range");
-  ExpectError([&] { resized.Resize(-1, 2); }, "negative size -1 x 2");
+  test::ExpectErrorContaining([&] { resized.SetRow(0, SparseVector<Real>(4)); },
+                              "vector dim 4, matrix has 3");
+  test::ExpectErrorContaining([&] { resized.Row(10); }, "row 10 out of range");
+  test::ExpectErrorContaining([&] { resized.Resize(-1, 2); }, "negative size -1 x 2");
   sp.Scale(0);
   EXPECT_EQ(sp.Sum(), 0);
 }
@@ -328,8 +310,13 @@ TYPED_TEST(SparseMatrixTest, OneHotConstructors) {
   mt.CopyToMat(&dt);
   EXPECT_EQ(dt(2, 0), 5);
   EXPECT_EQ(dt(0, 2), 7);
-  ExpectError([] { SparseMatrix<Real> x(std::vector<int32>{3}, 3); }, "index 3 (entry 0)");
-  ExpectError([&] { SparseMatrix<Real> x({0, 1}, w, 3); }, "2 indexes but 3 weights");
+  test::ExpectErrorContaining([] { SparseMatrix<Real> x(std::vector<int32>{3}, 3); },
+                              "index 3 (entry 0)");
+  test::ExpectErrorContaining(
+      [&] {
+        SparseMatrix<Real> x({0, 1}, w, 3);
+      },
+      "2 indexes but 3 weights");
 }
 
 TYPED_TEST(SparseMatrixTest, MalformedInputThrows) {
@@ -349,35 +336,38 @@ TYPED_TEST(SparseMatrixTest, MalformedInputThrows) {
     };
   };
   const std::string h = Half<Real>();
-  ExpectError(read_vec("SV " + Int32(5) + Int32(1) + Int32(7) + h, true),
-              "index 7 at byte 13 out of range for dimension 5");
-  ExpectError(read_vec("SV " + Int32(5) + Int32(2) + Int32(3) + h + Int32(1) + h, true),
-              "index 1 at byte");
-  ExpectError(read_vec("SV " + Int32(5) + Int32(2) + Int32(3) + h + Int32(3) + h, true),
-              "not greater than the previous index 3");
-  ExpectError(read_vec("SV " + Int32(2) + Int32(3), true), "claims 3 elements, expected 0..2");
-  ExpectError(read_vec("SV " + Int32(-5), true), "negative dimension -5");
-  ExpectError(read_vec("SV " + Int32(1 << 30) + Int32(1 << 29), true), "bytes");
-  ExpectError(read_vec("XV " + Int32(1), true), "\"SV\"");
-  ExpectError(read_vec("dim=5 [ 0 1 9 2 ] ", false), "index 9");
-  ExpectError(read_vec("dim=5 [ 3 1 2 2 ] ", false), "not greater than the previous index 3");
-  ExpectError(read_vec("dim=x [ ] ", false), "expected 'dim=<count>'");
-  ExpectError(read_vec("dim=-1 [ ] ", false), "expected 'dim=<count>'");
-  ExpectError(read_vec("size=5 [ ] ", false), "found \"size=5\"");
-  ExpectError(read_vec("dim=5 ( ] ", false), "expected '['");
-  ExpectError(read_vec("dim=5 [ 0 1 ", false), "unterminated");
-  ExpectError(read_vec("dim=5 [ 0 abc ] ", false), "value of pair 0");
-  ExpectError(read_mat("SM " + Int32(-1), true), "negative number of rows -1");
-  ExpectError(read_mat("SM " + Int32(1000), true), "bytes");
-  ExpectError(
+  test::ExpectErrorContaining(read_vec("SV " + Int32(5) + Int32(1) + Int32(7) + h, true),
+                              "index 7 at byte 13 out of range for dimension 5");
+  test::ExpectErrorContaining(
+      read_vec("SV " + Int32(5) + Int32(2) + Int32(3) + h + Int32(1) + h, true), "index 1 at byte");
+  test::ExpectErrorContaining(
+      read_vec("SV " + Int32(5) + Int32(2) + Int32(3) + h + Int32(3) + h, true),
+      "not greater than the previous index 3");
+  test::ExpectErrorContaining(read_vec("SV " + Int32(2) + Int32(3), true),
+                              "claims 3 elements, expected 0..2");
+  test::ExpectErrorContaining(read_vec("SV " + Int32(-5), true), "negative dimension -5");
+  test::ExpectErrorContaining(read_vec("SV " + Int32(1 << 30) + Int32(1 << 29), true), "bytes");
+  test::ExpectErrorContaining(read_vec("XV " + Int32(1), true), "\"SV\"");
+  test::ExpectErrorContaining(read_vec("dim=5 [ 0 1 9 2 ] ", false), "index 9");
+  test::ExpectErrorContaining(read_vec("dim=5 [ 3 1 2 2 ] ", false),
+                              "not greater than the previous index 3");
+  test::ExpectErrorContaining(read_vec("dim=x [ ] ", false), "expected 'dim=<count>'");
+  test::ExpectErrorContaining(read_vec("dim=-1 [ ] ", false), "expected 'dim=<count>'");
+  test::ExpectErrorContaining(read_vec("size=5 [ ] ", false), "found \"size=5\"");
+  test::ExpectErrorContaining(read_vec("dim=5 ( ] ", false), "expected '['");
+  test::ExpectErrorContaining(read_vec("dim=5 [ 0 1 ", false), "unterminated");
+  test::ExpectErrorContaining(read_vec("dim=5 [ 0 abc ] ", false), "value of pair 0");
+  test::ExpectErrorContaining(read_mat("SM " + Int32(-1), true), "negative number of rows -1");
+  test::ExpectErrorContaining(read_mat("SM " + Int32(1000), true), "bytes");
+  test::ExpectErrorContaining(
       read_mat("SM " + Int32(2) + "SV " + Int32(5) + Int32(0) + "SV " + Int32(4) + Int32(0), true),
       "row 1 has dimension 4, row 0 has 5");
-  ExpectError(read_mat("rows=2 dim=3 [ ] dim=3 [ 5 1 ] ", false), "reading row 1");
-  ExpectError(read_mat("cols=2", false), "expected 'rows=<count>'");
+  test::ExpectErrorContaining(read_mat("rows=2 dim=3 [ ] dim=3 [ 5 1 ] ", false), "reading row 1");
+  test::ExpectErrorContaining(read_mat("cols=2", false), "expected 'rows=<count>'");
   const std::string golden = GoldenSm<Real>();
   for (size_t len = 0; len < golden.size(); ++len) {
     SCOPED_TRACE("prefix of " + std::to_string(len) + " bytes");
-    QuietLog quiet;
+    test::QuietLog quiet;
     std::istringstream is(golden.substr(0, len));
     SparseMatrix<Real> m;
     EXPECT_THROW(m.Read(is, true), Error);
@@ -386,7 +376,7 @@ TYPED_TEST(SparseMatrixTest, MalformedInputThrows) {
   const size_t last_close = text.rfind(']');
   for (size_t len = 0; len <= last_close; ++len) {
     SCOPED_TRACE("text prefix of " + std::to_string(len) + " bytes");
-    QuietLog quiet;
+    test::QuietLog quiet;
     std::istringstream is(text.substr(0, len));
     SparseMatrix<Real> m;
     EXPECT_THROW(m.Read(is, false), Error);
