@@ -22,7 +22,12 @@ void CuAllocatorOptions::Register(OptionsItf* opts) {
                  "synchronizations are rare; false picks the lowest best fit of any thread");
   opts->Register("cuda-allocator-thread-cache-mb", &thread_cache_mb,
                  "Each thread keeps up to this many MiB of blocks it freed (16 blocks of up to 4 "
-                 "MiB) and takes them back without the allocator's lock; 0 turns the cache off");
+                 "MiB) and takes them back without the allocator's lock; 0 turns the whole "
+                 "thread cache off");
+  opts->Register("cuda-allocator-thread-cache-large-blocks", &thread_cache_large_blocks,
+                 "Each thread also keeps up to this many freed blocks too large for the cache "
+                 "above (any size, not counted in --cuda-allocator-thread-cache-mb) and takes "
+                 "them back without the allocator's lock; 0 keeps none");
   opts->Register("cuda-allocator-trace", &trace_file,
                  "Write every device Malloc/Free to this file as text (for "
                  "ReplayAllocatorTrace and the allocator benchmark)");
@@ -35,6 +40,9 @@ void CuAllocatorOptions::Check() const {
       << "--cuda-region-quantum-mb must be in [1, 1048576], got " << region_quantum_mb;
   CUCTX_CHECK(thread_cache_mb >= 0 && thread_cache_mb <= 65536)
       << "--cuda-allocator-thread-cache-mb must be in [0, 65536], got " << thread_cache_mb;
+  CUCTX_CHECK(thread_cache_large_blocks >= 0 && thread_cache_large_blocks <= 64)
+      << "--cuda-allocator-thread-cache-large-blocks must be in [0, 64], got "
+      << thread_cache_large_blocks;
 }
 
 }  // namespace cuctx

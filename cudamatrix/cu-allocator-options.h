@@ -25,8 +25,12 @@ class OptionsItf;
 //                                                  it is also the sub-region size
 //   --cuda-allocator-thread-affinity (bool, true)  prefer blocks the calling thread freed itself
 //                                                  (see NOTE ON THREAD AFFINITY in cu-allocator.h)
-//   --cuda-allocator-thread-cache-mb (int32, 16)   per-thread cache of freed blocks (NOTE ON THE
-//                                                  THREAD CACHE in cu-allocator.h); 0 turns it off
+//   --cuda-allocator-thread-cache-mb (int32, 16)   per-thread cache of freed blocks of up to 4 MiB
+//                                                  (NOTE ON THE THREAD CACHE in cu-allocator.h);
+//                                                  0 turns the whole thread cache off
+//   --cuda-allocator-thread-cache-large-blocks (int32, 2)  besides those, each thread keeps this
+//                                                  many freed blocks of any larger size (not
+//                                                  counted in thread-cache-mb); 0: none
 //   --cuda-allocator-trace          (string, "")   write every Malloc/Free to this file as text
 struct CuAllocatorOptions {
   bool cache_memory = true;
@@ -34,13 +38,15 @@ struct CuAllocatorOptions {
   int32 region_quantum_mb = 32;
   bool thread_affinity = true;
   int32 thread_cache_mb = 16;
+  int32 thread_cache_large_blocks = 2;
   std::string trace_file;
 
   // Registers the options above under their --cuda-* names.
   void Register(OptionsItf* opts);
 
   // Throws cuctx::Error naming the option when a value is out of range: memory_proportion must be
-  // in [0, 0.99], region_quantum_mb in [1, 1048576], thread_cache_mb in [0, 65536].
+  // in [0, 0.99], region_quantum_mb in [1, 1048576], thread_cache_mb in [0, 65536],
+  // thread_cache_large_blocks in [0, 64].
   void Check() const;
 
   // region_quantum_mb in bytes.

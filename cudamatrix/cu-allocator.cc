@@ -8,6 +8,7 @@
 #include "base/error.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <condition_variable>
@@ -36,7 +37,8 @@ constexpr int kOutOfMemoryStatus = 2;
 constexpr size_t kMaxRequestBytes = size_t{1} << 46;
 // Empty per-thread pools are kept (their trees are costly to rebuild) unless there are more.
 constexpr size_t kMaxIdlePools = 16;
-// Per-thread caches: at most this many parked blocks, each at most kMaxCachedBlock bytes.
+// Per-thread caches: at most this many parked blocks, each at most kMaxCachedBlock bytes, in the
+// small slots; larger blocks go to the large slots (--cuda-allocator-thread-cache-large-blocks).
 constexpr size_t kMaxCachedBlocks = 16;
 constexpr size_t kMaxCachedBlock = size_t{4} << 20;
 // Blocks in use are found through this many independently locked hash maps.
@@ -226,10 +228,84 @@ Block* Better(Block* a, Block* b) {
   return b->size < a->size ? b : a;
 }
 
-// Takes the mutex only when multithreading is allowed.
+// One step of a busy wait. On x86 PAUSE keeps the waiting core from flooding the memory system
+// with speculative loads (and from the pipeline flush when the awaited store lands), and leaves
+// the core to an SMT sibling for a few dozen cycles; on ARM YIELD is the equivalent hint.
+inline void CpuRelax() {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+  __builtin_ia32_pause();
+#elif defined(__GNUC__) && defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+// The per-thread cache and used-map locks (NOTE ON LOCKING in the header): test-and-test-and-set.
+// exchange(acquire) / store(release) make the critical sections ordered like std::mutex's. A
+// waiter reads the flag (its cache line stays shared until the holder's release store) for
+// kSpins pauses, then yields the CPU each round, so a holder preempted by the OS gets it back.
+class SpinLock {
+ public:
+  void lock() {
+    int spins = 0;
+    while (locked_.exchange(true, std::memory_order_acquire)) {
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (spins < kSpins) {
+          ++spins;
+          CpuRelax();
+        } else {
+          std::this_thread::yield();
+        }
+      }
+    }
+  }
+  void unlock() { locked_.store(false, std::memory_order_release); }
+
+ private:
+  static constexpr int kSpins = 128;
+  std::atomic<bool> locked_{false};
+};
+
+// The allocator's global lock (NOTE ON LOCKING): a std::mutex, which does all the ordering, taken
+// with try_lock() while a waiter spins and then yields, so that the usual wait of a few critical
+// sections (~0.1-0.3 us each) never sleeps in the kernel; only when that does not suffice (the
+// holder is calling the upstream, or is preempted) does the waiter block in lock(). `held_` is a
+// hint only, kept by the holder, that lets waiters poll a shared cache line instead of hammering
+// the mutex with failing compare-and-swaps.
+class SpinThenBlockMutex {
+ public:
+  void lock() {
+    int round = 0;
+    while (!mutex_.try_lock()) {
+      if (round == kSpins + kYields) {
+        mutex_.lock();
+        break;
+      }
+      do {
+        if (round < kSpins)
+          CpuRelax();
+        else
+          std::this_thread::yield();
+      } while (++round < kSpins + kYields && held_.load(std::memory_order_relaxed));
+    }
+    held_.store(true, std::memory_order_relaxed);
+  }
+  void unlock() {
+    held_.store(false, std::memory_order_relaxed);
+    mutex_.unlock();
+  }
+
+ private:
+  static constexpr int kSpins = 128;  // PAUSE takes ~40 ns on current x86 cores
+  static constexpr int kYields = 8;
+  std::mutex mutex_;
+  std::atomic<bool> held_{false};
+};
+
+// Takes `mutex` only when multithreading is allowed.
+template <typename Mutex>
 class OptionalLock {
  public:
-  OptionalLock(std::mutex* mutex, bool on) : mutex_(on ? mutex : nullptr) {
+  OptionalLock(Mutex* mutex, bool on) : mutex_(on ? mutex : nullptr) {
     if (mutex_ != nullptr) mutex_->lock();
   }
   ~OptionalLock() {
@@ -239,32 +315,69 @@ class OptionalLock {
   OptionalLock& operator=(const OptionalLock&) = delete;
 
  private:
-  std::mutex* mutex_;
+  Mutex* mutex_;
+};
+
+// A block parked in a thread cache and the cache's epoch when it was parked.
+struct Parked {
+  Block* block;
+  uint64 epoch;
+};
+
+// One list of parked blocks (the small or the large slots of a thread cache), oldest first.
+struct ParkedList {
+  std::vector<Parked> blocks;
+  size_t bytes = 0;
+
+  // Takes out the newest block that the core would hand out for `size` without splitting it.
+  Block* Take(size_t size) {
+    const size_t slack = SplitThreshold(size);
+    for (size_t i = blocks.size(); i-- > 0;) {
+      Block* b = blocks[i].block;
+      if (b->size >= size && b->size - size < slack) {
+        blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(i));
+        bytes -= b->size;
+        return b;
+      }
+    }
+    return nullptr;
+  }
+  void Push(Block* b, uint64 epoch) {
+    blocks.push_back({b, epoch});
+    bytes += b->size;
+  }
+  // Moves the oldest block to `evicted`, marked safe when it was parked before `epoch`.
+  void EvictOldest(uint64 epoch, std::vector<std::pair<Block*, bool>>* evicted) {
+    const Parked& oldest = blocks.front();
+    evicted->emplace_back(oldest.block, oldest.epoch < epoch);
+    bytes -= oldest.block->size;
+    blocks.erase(blocks.begin());
+  }
+  bool Holds(const char* begin) const {
+    for (const Parked& p : blocks)
+      if (p.block->begin == begin) return true;
+    return false;
+  }
 };
 
 // Blocks a thread freed and may take back without the allocator's mutex (see NOTE ON THE THREAD
 // CACHE in the header). The core counts them as in use; only this cache knows they are free.
 // Aligned so that two threads' caches never share a cache line.
 struct alignas(64) ThreadCache {
-  // A parked block and the cache's epoch when it was parked.
-  struct Parked {
-    Block* block;
-    uint64 epoch;
-  };
   explicit ThreadCache(uint64 owner) : thread(owner) {}
-  std::mutex mutex;  // its thread on every fast call (uncontended); the core to flush it
+  SpinLock mutex;  // its thread on every fast call (uncontended); the core to flush it
   const uint64 thread;
-  std::vector<Parked> blocks;  // oldest first
-  uint64 epoch = 0;            // bumped when its thread's stream drained or after a sync, so
-                               // blocks parked in an earlier epoch are safe for every thread
-  size_t bytes = 0;
+  ParkedList small;  // blocks of up to the small-slot limit; thread_cache_mb in all
+  ParkedList large;  // larger blocks, at most thread_cache_large_blocks of them
+  uint64 epoch = 0;  // bumped when its thread's stream drained or after a sync, so blocks
+                     // parked in an earlier epoch are safe for every thread
   int64 hits = 0;    // Malloc calls served from here
   int64 parked = 0;  // Free calls that ended here
 };
 
 // One slice of the map from the address of a block in use to its Block.
 struct alignas(64) UsedShard {
-  std::mutex mutex;
+  SpinLock mutex;
   UsedMap map;
   NodeCache<UsedMap> nodes;
 };
@@ -290,7 +403,7 @@ class CuMemoryAllocator::Impl {
   size_t ReleaseCachedMemory();
   CuAllocatorStats GetStats();
 
-  std::mutex mutex_;
+  SpinThenBlockMutex mutex_;
   std::atomic<bool> multi_threaded_{false};
   std::atomic<bool> debug_stride_{false};
   CuAllocatorOptions options_;
@@ -352,9 +465,12 @@ class CuMemoryAllocator::Impl {
   Pool shared_{0, &block_nodes_};
   std::vector<std::unique_ptr<Pool>> thread_pools_;
   UsedShard used_[kUsedShards];
-  const uint64 id_;            // tells this allocator's entries in the thread_local slot apart
-  bool fast_path_ = false;     // thread caches allowed (caching, thread affinity, no trace)
-  size_t cache_capacity_ = 0;  // bytes per thread cache
+  const uint64 id_;               // tells this allocator's entries in the thread_local slot apart
+  bool fast_path_ = false;        // thread caches allowed (caching, thread affinity, no trace)
+  size_t cache_capacity_ = 0;     // bytes of the small slots per thread cache
+  size_t small_limit_ = 0;        // largest block for the small slots
+  size_t large_slots_ = 0;        // large slots per thread cache
+  size_t cache_max_request_ = 0;  // largest request the thread caches can serve
   std::vector<std::unique_ptr<ThreadCache>> caches_;  // grows only; guarded by mutex_
   std::unordered_map<void*, size_t> direct_;          // pass-through mode: live pointer -> bytes
   std::deque<Block> block_storage_;
@@ -389,6 +505,9 @@ CuMemoryAllocator::Impl::Impl(const CuAllocatorOptions& options,
     std::fputs("# cuctx-allocator-trace 1\n", trace_);
   }
   cache_capacity_ = static_cast<size_t>(options_.thread_cache_mb) << 20;
+  small_limit_ = std::min(kMaxCachedBlock, cache_capacity_);
+  large_slots_ = static_cast<size_t>(options_.thread_cache_large_blocks);
+  cache_max_request_ = large_slots_ > 0 ? kMaxRequestBytes : small_limit_;
   fast_path_ =
       options_.cache_memory && options_.thread_affinity && trace_ == nullptr && cache_capacity_ > 0;
 }
@@ -404,7 +523,7 @@ CuMemoryAllocator::Impl::~Impl() {
 }
 
 void* CuMemoryAllocator::Impl::Malloc(size_t bytes) {
-  if (FastPath() && bytes != 0 && bytes <= kMaxCachedBlock) {
+  if (FastPath() && bytes != 0 && bytes <= cache_max_request_) {
     if (void* ptr = CacheMalloc(RoundUp(bytes, kAlign), upstream_->CurrentThreadId())) return ptr;
   }
   OptionalLock lock(&mutex_, Locking());
@@ -424,7 +543,7 @@ void* CuMemoryAllocator::Impl::MallocPitch(size_t row_bytes, size_t num_rows, si
   const bool too_large =
       row_bytes > kMaxRequestBytes || (p != 0 && num_rows > kMaxRequestBytes / p);
   const bool empty = row_bytes == 0 || num_rows == 0;
-  if (FastPath() && !empty && !too_large && p * num_rows <= kMaxCachedBlock) {
+  if (FastPath() && !empty && !too_large && p * num_rows <= cache_max_request_) {
     // Pitched blocks are no different once allocated; the thread cache serves them too.
     if (void* ptr = CacheMalloc(p * num_rows, upstream_->CurrentThreadId())) return ptr;
   }
@@ -444,7 +563,7 @@ void CuMemoryAllocator::Impl::Free(void* ptr) {
     return;
   }
   Block* b = RemoveUsed(ptr);
-  if (b != nullptr && FastPath() && b->size <= kMaxCachedBlock) {
+  if (b != nullptr && FastPath()) {
     std::vector<std::pair<Block*, bool>> evicted;
     if (CacheFree(b, thread, &evicted)) {
       if (!evicted.empty()) {
@@ -542,44 +661,39 @@ ThreadCache* CuMemoryAllocator::Impl::FindCache(uint64 thread) {
 }
 
 // Hands out the newest parked block that the core would hand out for `size` without splitting.
+// A small block is never large enough for a request above the small-slot limit.
 void* CuMemoryAllocator::Impl::CacheMalloc(size_t size, uint64 thread) {
   ThreadCache* c = CacheOf(thread);
   Block* b = nullptr;
   {
     OptionalLock lock(&c->mutex, Locking());
-    const size_t slack = SplitThreshold(size);
-    for (size_t i = c->blocks.size(); i-- > 0;) {
-      Block* x = c->blocks[i].block;
-      if (x->size >= size && x->size - size < slack) {
-        b = x;
-        c->blocks.erase(c->blocks.begin() + static_cast<std::ptrdiff_t>(i));
-        c->bytes -= b->size;
-        ++c->hits;
-        break;
-      }
-    }
+    if (size <= small_limit_) b = c->small.Take(size);
+    if (b == nullptr && !c->large.blocks.empty()) b = c->large.Take(size);
+    if (b == nullptr) return nullptr;
+    ++c->hits;
   }
-  if (b == nullptr) return nullptr;
   InsertUsed(b);
   return b->begin;
 }
 
-// Parks `b` in the calling thread's cache, pushing out its oldest blocks into `evicted` (for the
-// core) when the cache is full. False if `b` is too large to park at all.
+// Parks `b` in the calling thread's cache, in the small slots if it fits them, else in the large
+// slots, pushing out the oldest blocks of those slots into `evicted` (for the core) when they are
+// full. False if `b` cannot be parked at all.
 bool CuMemoryAllocator::Impl::CacheFree(Block* b, uint64 thread,
                                         std::vector<std::pair<Block*, bool>>* evicted) {
-  if (b->size > cache_capacity_) return false;
+  const bool small = b->size <= small_limit_;
+  if (!small && large_slots_ == 0) return false;
   ThreadCache* c = CacheOf(thread);
   OptionalLock lock(&c->mutex, Locking());
-  while (!c->blocks.empty() &&
-         (c->blocks.size() >= kMaxCachedBlocks || c->bytes + b->size > cache_capacity_)) {
-    const ThreadCache::Parked& oldest = c->blocks.front();
-    evicted->emplace_back(oldest.block, oldest.epoch < c->epoch);
-    c->bytes -= oldest.block->size;
-    c->blocks.erase(c->blocks.begin());
+  if (small) {
+    while (!c->small.blocks.empty() && (c->small.blocks.size() >= kMaxCachedBlocks ||
+                                        c->small.bytes + b->size > cache_capacity_))
+      c->small.EvictOldest(c->epoch, evicted);
+    c->small.Push(b, c->epoch);
+  } else {
+    while (c->large.blocks.size() >= large_slots_) c->large.EvictOldest(c->epoch, evicted);
+    c->large.Push(b, c->epoch);
   }
-  c->blocks.push_back({b, c->epoch});
-  c->bytes += b->size;
   ++c->parked;
   return true;
 }
@@ -589,17 +703,20 @@ bool CuMemoryAllocator::Impl::CacheFree(Block* b, uint64 thread,
 // mutex held; returns the bytes moved.
 size_t CuMemoryAllocator::Impl::FlushCaches(const ThreadCache* only) {
   size_t moved = 0;
-  std::vector<ThreadCache::Parked> blocks;
+  std::vector<Parked> blocks;
   for (auto& c : caches_) {
     if (only != nullptr && c.get() != only) continue;
     uint64 epoch = 0;
     {
       OptionalLock lock(&c->mutex, Locking());
-      blocks.swap(c->blocks);
-      c->bytes = 0;
+      for (ParkedList* list : {&c->small, &c->large}) {
+        blocks.insert(blocks.end(), list->blocks.begin(), list->blocks.end());
+        list->blocks.clear();
+        list->bytes = 0;
+      }
       epoch = c->epoch;
     }
-    for (const ThreadCache::Parked& p : blocks) {
+    for (const Parked& p : blocks) {
       moved += p.block->size;
       FreeBlock(p.block, c->thread, p.epoch < epoch);
     }
@@ -988,9 +1105,12 @@ CuAllocatorStats CuMemoryAllocator::Impl::GetStats() {
     s.num_used_blocks = static_cast<int64>(NumUsed());
     for (auto& c : caches_) {
       OptionalLock cache_lock(&c->mutex, Locking());
-      s.in_use_bytes -= c->bytes;
-      s.cached_bytes += c->bytes;
-      s.num_cached_blocks += static_cast<int64>(c->blocks.size());
+      const size_t parked_bytes = c->small.bytes + c->large.bytes;
+      s.in_use_bytes -= parked_bytes;
+      s.cached_bytes += parked_bytes;
+      s.cached_large_bytes += c->large.bytes;
+      s.num_cached_blocks += static_cast<int64>(c->small.blocks.size() + c->large.blocks.size());
+      s.num_cached_large_blocks += static_cast<int64>(c->large.blocks.size());
       s.num_cache_hits += c->hits;
       s.num_mallocs += c->hits;
       s.num_frees += c->parked;
@@ -1038,7 +1158,7 @@ void CuMemoryAllocator::Impl::ThrowBadFree(void* ptr) {
   bool parked = false;
   for (auto& c : caches_) {
     OptionalLock lock(&c->mutex, Locking());
-    for (const ThreadCache::Parked& b : c->blocks) parked |= b.block->begin == p;
+    parked |= c->small.Holds(p) || c->large.Holds(p);
   }
   for (const auto& r : regions_) {
     if (p < r->base || p >= r->base + r->size) continue;
@@ -1103,11 +1223,13 @@ std::string CuAllocatorStats::ToJson() const {
      << ",\"peak_held_bytes\":" << peak_held_bytes << ",\"in_use_bytes\":" << in_use_bytes
      << ",\"peak_in_use_bytes\":" << peak_in_use_bytes
      << ",\"largest_free_block\":" << largest_free_block << ",\"cached_bytes\":" << cached_bytes
+     << ",\"cached_large_bytes\":" << cached_large_bytes
      << ",\"num_used_blocks\":" << num_used_blocks << ",\"num_free_blocks\":" << num_free_blocks
-     << ",\"num_cached_blocks\":" << num_cached_blocks << ",\"num_regions\":" << num_regions
-     << ",\"num_mallocs\":" << num_mallocs << ",\"num_frees\":" << num_frees
-     << ",\"num_cache_hits\":" << num_cache_hits << ",\"num_syncs\":" << num_syncs
-     << ",\"num_external_syncs\":" << num_external_syncs
+     << ",\"num_cached_blocks\":" << num_cached_blocks
+     << ",\"num_cached_large_blocks\":" << num_cached_large_blocks
+     << ",\"num_regions\":" << num_regions << ",\"num_mallocs\":" << num_mallocs
+     << ",\"num_frees\":" << num_frees << ",\"num_cache_hits\":" << num_cache_hits
+     << ",\"num_syncs\":" << num_syncs << ",\"num_external_syncs\":" << num_external_syncs
      << ",\"num_stream_sync_notes\":" << num_stream_sync_notes
      << ",\"num_upstream_allocs\":" << num_upstream_allocs
      << ",\"num_upstream_failures\":" << num_upstream_failures
@@ -1126,8 +1248,9 @@ std::string CuAllocatorStats::ToString() const {
      << "); in use " << Mib(in_use_bytes) << " (peak " << Mib(peak_in_use_bytes) << ") in "
      << num_used_blocks << " block(s); " << num_free_blocks << " free block(s), largest "
      << Mib(largest_free_block) << "; " << num_cached_blocks << " block(s) (" << Mib(cached_bytes)
-     << ") in thread caches; fragmentation (held / peak in use) " << std::fixed
-     << std::setprecision(3) << Fragmentation() << "\n"
+     << ") in thread caches (" << num_cached_large_blocks << " large, " << Mib(cached_large_bytes)
+     << "); fragmentation (held / peak in use) " << std::fixed << std::setprecision(3)
+     << Fragmentation() << "\n"
      << "  " << num_mallocs << " mallocs (" << num_cache_hits << " from thread caches), "
      << num_frees << " frees, " << num_syncs << " cross-thread syncs (" << std::setprecision(2)
      << SyncsPer1000Frees() << " per 1000 frees), " << num_external_syncs << " other syncs, "

@@ -23,19 +23,21 @@ struct CuAllocatorStats {
   size_t in_use_bytes = 0;        // handed out and not yet freed (GetAllocatedMemory())
   size_t peak_in_use_bytes = 0;   // GetMaxAllocatedMemory(); see NOTE ON THE THREAD CACHE
   size_t largest_free_block = 0;  // the largest request the free pools can serve
-  size_t cached_bytes = 0;        // freed blocks parked in per-thread caches
+  size_t cached_bytes = 0;        // freed blocks parked in per-thread caches (all slots)
+  size_t cached_large_bytes = 0;  // ... of which in the large slots
   int64 num_used_blocks = 0;
-  int64 num_free_blocks = 0;        // in the free pools
-  int64 num_cached_blocks = 0;      // parked in per-thread caches
-  int64 num_regions = 0;            // regions held (pass-through: live allocations)
-  int64 num_mallocs = 0;            // Malloc/MallocPitch calls that returned memory
-  int64 num_frees = 0;              // Free calls with a non-null pointer
-  int64 num_cache_hits = 0;         // Malloc calls served by the calling thread's cache
-  int64 num_syncs = 0;              // SynchronizeGpu calls forced by the cross-thread rule
-  int64 num_external_syncs = 0;     // CuMemoryAllocator::SynchronizeGpu() calls
-  int64 num_stream_sync_notes = 0;  // NoteThreadStreamSynchronized() calls
-  int64 num_upstream_allocs = 0;    // successful upstream Allocate() calls
-  int64 num_upstream_failures = 0;  // upstream Allocate() calls that returned nullptr
+  int64 num_free_blocks = 0;          // in the free pools
+  int64 num_cached_blocks = 0;        // parked in per-thread caches (all slots)
+  int64 num_cached_large_blocks = 0;  // ... of which in the large slots
+  int64 num_regions = 0;              // regions held (pass-through: live allocations)
+  int64 num_mallocs = 0;              // Malloc/MallocPitch calls that returned memory
+  int64 num_frees = 0;                // Free calls with a non-null pointer
+  int64 num_cache_hits = 0;           // Malloc calls served by the calling thread's cache
+  int64 num_syncs = 0;                // SynchronizeGpu calls forced by the cross-thread rule
+  int64 num_external_syncs = 0;       // CuMemoryAllocator::SynchronizeGpu() calls
+  int64 num_stream_sync_notes = 0;    // NoteThreadStreamSynchronized() calls
+  int64 num_upstream_allocs = 0;      // successful upstream Allocate() calls
+  int64 num_upstream_failures = 0;    // upstream Allocate() calls that returned nullptr
   int64 num_upstream_releases = 0;
   int64 num_oom_errors = 0;           // OutOfMemoryError thrown
   double upstream_alloc_seconds = 0;  // wall time spent in upstream Allocate()
@@ -80,9 +82,9 @@ struct CuAllocatorStats {
 //
 // Thread safety: without AllowMultithreading() only one thread may use the allocator, and no lock
 // is taken. After it, every public method may be called from any thread: one mutex guards the
-// pools and statistics (held for well under a microsecond), and the per-thread caches below let
-// most Malloc/Free calls of a busy thread avoid it. Calls to the upstream are made with the mutex
-// held.
+// pools and statistics (held for well under a microsecond; see NOTE ON LOCKING), and the
+// per-thread caches below let most Malloc/Free calls of a busy thread avoid it. Calls to the
+// upstream are made with the mutex held.
 //
 // NOTE ON STREAMS AND THE CROSS-THREAD RULE: all device work of a thread goes to its
 // cudaStreamPerThread (the build uses --default-stream per-thread). A block that thread A frees may
@@ -121,21 +123,54 @@ struct CuAllocatorStats {
 // Kaldi does; it is kept to measure the difference (about 140 syncs per 1000 frees there).
 //
 // NOTE ON THE THREAD CACHE: one mutex caps the whole process at one Malloc/Free pair per ~0.15 us,
-// and under contention it does much worse: on the H100 host 8 threads managed 0.5 M pairs/s in
-// all, against 5 M for one thread. With the cache, 8 threads did ~51 M pairs/s (one: ~7 M).
-// So once multithreading is allowed, each thread parks the blocks it frees (at most 16 blocks of
-// up to 4 MiB, --cuda-allocator-thread-cache-mb in all) in a cache of its own, and a Malloc of the
-// same rounded size (within the split threshold) takes one back; neither call touches the mutex,
-// only the thread's own cache lock and one of 256 locks of the map from address to block. Parked
-// blocks count as in use for the pools, so the cross-thread rule holds trivially (only their
-// thread gets them back). When the pools cannot serve a request, parked blocks go back to their
-// threads' pools (this thread's first, everyone's before a sync or a new region); a block parked
-// before its thread's last NoteThreadStreamSynchronized() or SynchronizeGpu() goes to the shared
-// pool. Costs: parked blocks are not joined with their neighbours until then, and with several
-// threads the peak in use (GetMaxAllocatedMemory, fragmentation) counts parked blocks as in use,
-// since the threads do not stop to agree on one total. A single thread never uses the cache: it
-// gets the exact placement and statistics of the pools. Tracing and
-// --cuda-allocator-thread-affinity=false turn the cache off.
+// and under contention it does much worse: on the H100 host 8 threads doing 16 MiB pairs through
+// it managed 0.42 M pairs/s in all, against 2.8 M for one thread. So once multithreading is
+// allowed, each thread parks the blocks it frees in a cache of its own, and a Malloc of the same
+// rounded size (within the split threshold: a block the pools would hand out whole) takes one
+// back; neither call touches the mutex, only the thread's own cache lock and one of 256 locks of
+// the map from address to block. The cache has two kinds of slots. The small slots take blocks of
+// up to 4 MiB: at most 16 blocks, --cuda-allocator-thread-cache-mb in all. The large slots
+// (--cuda-allocator-thread-cache-large-blocks, default 2) take the larger blocks, of any size and
+// not counted in that limit, so that a thread cycling through a few big matrices does not queue
+// on the mutex either; a bound on the number rather than the bytes keeps one big block from
+// pushing out all the small ones, and two slots serve two sizes used in turn (an activation and
+// its gradient). When its slots are full, a Free pushes the oldest block of that kind out to the
+// pools (taking the mutex). Parked blocks count as in use for the pools, so the cross-thread rule
+// holds trivially: only their thread gets them back. Parked blocks of both kinds go back to their
+// threads' pools whenever the pools cannot serve a request (this thread's first, everyone's
+// before a sync or a new region), on out of memory before any region is given back, and in
+// ReleaseCachedMemory(); a block parked before its thread's last NoteThreadStreamSynchronized()
+// or SynchronizeGpu() goes to the shared pool instead. Costs: parked blocks are not joined with
+// their neighbours until then, a region that holds one is given back only after such a flush,
+// and with several threads the peak in use (GetMaxAllocatedMemory, fragmentation) counts
+// parked blocks as in use, since the threads do not stop to agree on one total: it may overstate
+// the true peak by what the caches held at that moment (at most thread_cache_mb plus the large
+// slots, per thread). GetStats() subtracts parked blocks from in_use_bytes and reports them as
+// cached_bytes and num_cached_blocks (cached_large_bytes and num_cached_large_blocks are the part
+// in the large slots); these are exact whenever no Malloc or Free is in flight. Without
+// AllowMultithreading() the cache is not used: a single thread gets the exact placement and
+// statistics of the pools. Tracing, --cuda-allocator-thread-affinity=false and
+// --cuda-allocator-thread-cache-mb=0 turn the whole cache off.
+//
+// NOTE ON LOCKING: the mutex is held for 0.1-0.3 us per call, but a std::mutex waiter that finds it
+// taken soon sleeps in the kernel (futex), and the wake-up costs microseconds on both sides, far
+// more than the wait itself: in the measurement above a median 16 MiB pair took 14 us (p99 80 us).
+// So the mutex is taken in three phases: try_lock() while polling a "held" hint between the
+// CPU's pause instructions, for about as long as a queue of several critical sections (128
+// pauses, some 5 us on current x86 cores); then a few rounds of std::this_thread::yield(), which
+// helps when the holder was preempted on oversubscribed cores; then a plain blocking lock(). A
+// pure spin lock would be a little cheaper, but the mutex is also held across upstream calls
+// (cudaMalloc of a new region, cudaFree in ReleaseCachedMemory(), the sync kernel's launch),
+// which take from microseconds to milliseconds; spinning or yielding through those would burn a
+// core per waiting thread, so long waits still sleep. The memory ordering is std::mutex's (lock
+// acquires, unlock releases); the hint is a relaxed atomic that decides nothing but when to try.
+// The per-thread cache locks and the used-map locks are held only for a few list or hash-map
+// operations, never across an upstream call, and are almost never contended (a cache lock only
+// by the core flushing or counting it), so they are test-and-test-and-set spin locks: an
+// exchange with acquire ordering to lock, a store with release ordering to unlock (one atomic
+// read-modify-write less per lock than std::mutex, four per cached pair), spinning on a plain
+// load with pause and then yielding. Lock order: the mutex before a cache or used-map lock; no
+// other lock is taken while a cache or used-map lock is held.
 //
 // Tracing: with --cuda-allocator-trace=FILE every successful Malloc/MallocPitch and every Free is
 // written to FILE as one text line, in the order they took the mutex:

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "base/options-itf.h"
+#include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-pinned.h"
 
@@ -472,6 +473,16 @@ class CudaMover {
 };
 #endif  // CUCTX_HAVE_CUDA
 
+#if CUCTX_HAVE_CUDA
+// Waits for this thread's stream and tells the caching allocator, so that blocks this thread
+// freed before the wait can go to other threads without a SynchronizeGpu().
+void SynchronizeThreadStream() {
+  CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+  if (CuMemoryAllocator* allocator = CuDevice::Instantiate().Allocator())
+    allocator->NoteThreadStreamSynchronized();
+}
+#endif
+
 void Copy(const char* what, bool to_device, void* dst, size_t dst_pitch, const void* src,
           size_t src_pitch, size_t row_bytes, size_t rows) {
   if (!CheckTransfer(what, dst, dst_pitch, src, src_pitch, row_bytes, rows)) return;
@@ -489,7 +500,7 @@ void Copy(const char* what, bool to_device, void* dst, size_t dst_pitch, const v
   if (IsPageLocked(t.host) && IsPageLocked(host_last)) {
     QueueCudaCopy(dst, dst_pitch, src, src_pitch, row_bytes, rows, kind);
     // Also for host->device: the caller may overwrite the source as soon as we return.
-    CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+    SynchronizeThreadStream();
     counters.pinned.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -498,7 +509,7 @@ void Copy(const char* what, bool to_device, void* dst, size_t dst_pitch, const v
     // The driver stages pageable memory itself; for host->device it returns once the source has
     // been consumed, so only the device->host direction needs the synchronize.
     QueueCudaCopy(dst, dst_pitch, src, src_pitch, row_bytes, rows, kind);
-    if (!to_device) CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+    if (!to_device) SynchronizeThreadStream();
     counters.pageable_direct.fetch_add(1, std::memory_order_relaxed);
     return;
   }
