@@ -7,11 +7,12 @@
 //   CUCTX_VLOG(2) << "detail";                 // printed when GetVerboseLevel() >= 2
 //   CUCTX_ERR << "bad value " << x;            // logs, then throws cuctx::Error
 //   CUCTX_CHECK(rows >= 0) << "rows = " << rows;  // throws cuctx::Error naming the condition
-//   CUCTX_ASSERT(invariant);                   // our own invariants: aborts; compiled out by NDEBUG
+//   CUCTX_ASSERT(invariant);                   // our own invariants: aborts; compiled out by
+//   NDEBUG
 //
-// Every message carries the program name (SetProgramName), the function and file:line. Output goes to
-// stderr unless a handler was installed with SetLogHandler. All functions here are thread-safe; the
-// verbosity and the handler are process-wide.
+// Every message carries the program name (SetProgramName), the function and file:line. Output goes
+// to stderr unless a handler was installed with SetLogHandler. All functions here are thread-safe;
+// the verbosity and the handler are process-wide.
 #ifndef CUCTX_BASE_ERROR_H_
 #define CUCTX_BASE_ERROR_H_
 
@@ -49,7 +50,8 @@ class OutOfMemoryError : public CudaError {
   OutOfMemoryError(const std::string& what, int status) : CudaError(what, "CUDA", status) {}
 };
 
-// Severity of a log message: negative for warnings and errors, 0 for CUCTX_LOG, n > 0 for CUCTX_VLOG(n).
+// Severity of a log message: negative for warnings and errors, 0 for CUCTX_LOG, n > 0 for
+// CUCTX_VLOG(n).
 enum LogSeverity { kLogError = -2, kLogWarning = -1, kLogInfo = 0 };
 
 // Where a message came from; passed to a log handler together with the message text.
@@ -125,12 +127,12 @@ std::string WithOrigin(const std::string& message, const char* func, const char*
 
 #define CUCTX_LOG ::cuctx::internal::Logger() & CUCTX_MESSAGE_(::cuctx::kLogInfo)
 #define CUCTX_WARN ::cuctx::internal::Logger() & CUCTX_MESSAGE_(::cuctx::kLogWarning)
-#define CUCTX_VLOG(level)                       \
+#define CUCTX_VLOG(level)                          \
   ((level) > ::cuctx::GetVerboseLevel()) ? (void)0 \
                                          : ::cuctx::internal::Logger() & CUCTX_MESSAGE_(level)
 #define CUCTX_ERR ::cuctx::internal::Thrower() & CUCTX_MESSAGE_(::cuctx::kLogError)
-#define CUCTX_CHECK(cond)                                                        \
-  (cond) ? (void)0                                                               \
+#define CUCTX_CHECK(cond)                                                    \
+  (cond) ? (void)0                                                           \
          : ::cuctx::internal::Thrower() & CUCTX_MESSAGE_(::cuctx::kLogError) \
                                               << "Check failed: " #cond " "
 
@@ -140,8 +142,8 @@ std::string WithOrigin(const std::string& message, const char* func, const char*
     (void)sizeof(cond);    \
   } while (0)
 #else
-#define CUCTX_ASSERT(cond)                                                  \
-  do {                                                                      \
+#define CUCTX_ASSERT(cond)                                                             \
+  do {                                                                                 \
     if (!(cond)) ::cuctx::internal::AssertFailed(#cond, __func__, __FILE__, __LINE__); \
   } while (0)
 #endif

@@ -2,10 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/random.h"
 
+#include "base/error.h"
+
 #include <cmath>
 #include <mutex>
-
-#include "base/error.h"
 
 namespace cuctx {
 namespace {

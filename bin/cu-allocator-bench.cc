@@ -4,6 +4,17 @@
 //
 // This tool calls cudaMalloc, cudaMallocAsync and cudaHostAlloc directly on purpose: they are the
 // baselines (tools/lint.sh exempts bin/*-bench.cc).
+#include "base/error.h"
+#include "base/parse-options.h"
+#include "base/random.h"
+#include "cudamatrix/cu-allocator-options.h"
+#include "cudamatrix/cu-allocator-upstream.h"
+#include "cudamatrix/cu-allocator.h"
+#include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-copy.h"
+#include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-pinned.h"
+
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -18,17 +29,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "base/error.h"
-#include "base/parse-options.h"
-#include "base/random.h"
-#include "cudamatrix/cu-allocator-options.h"
-#include "cudamatrix/cu-allocator-upstream.h"
-#include "cudamatrix/cu-allocator.h"
-#include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-copy.h"
-#include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-pinned.h"
 
 namespace cuctx {
 namespace {
@@ -89,9 +89,9 @@ class Table {
                 "metric", "cuctx", "baseline", "baseline", "ratio", "target");
     std::printf("%s\n", std::string(140, '-').c_str());
     for (const Row& r : rows_)
-      std::printf("%-10s | %-30s | %-16s | %10.4g | %-24s | %10.4g | %7.2f | %s\n",
-                  r.group.c_str(), r.case_name.c_str(), r.metric.c_str(), r.cuctx,
-                  r.baseline.c_str(), r.baseline_value, r.ratio, r.target.c_str());
+      std::printf("%-10s | %-30s | %-16s | %10.4g | %-24s | %10.4g | %7.2f | %s\n", r.group.c_str(),
+                  r.case_name.c_str(), r.metric.c_str(), r.cuctx, r.baseline.c_str(),
+                  r.baseline_value, r.ratio, r.target.c_str());
   }
 
  private:
@@ -206,8 +206,8 @@ void PairBenchmarks(const std::vector<size_t>& sizes, int max_threads, double bu
       PairResult a = TimePairs(bytes, threads, 20000, budget_s, async_alloc, async_free);
       CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
       std::string target = (threads == 1 && bytes <= (1u << 20)) ? "cuctx <= 0.2 us" : "";
-      table->Add({"pair", case_name, "median us", c.median_us, "cudaMalloc+cudaFree",
-                  m.median_us, m.median_us / c.median_us, target});
+      table->Add({"pair", case_name, "median us", c.median_us, "cudaMalloc+cudaFree", m.median_us,
+                  m.median_us / c.median_us, target});
       table->Add({"pair", case_name, "median us", c.median_us, "cudaMallocAsync+FreeAsync",
                   a.median_us, a.median_us / c.median_us, target});
       table->Add({"pair", case_name, "p99 us", c.p99_us, "cudaMallocAsync+FreeAsync", a.p99_us,
@@ -217,9 +217,8 @@ void PairBenchmarks(const std::vector<size_t>& sizes, int max_threads, double bu
         table->Add({"scaling", case_name, "Mpairs/s", c.pairs_per_second / 1e6, "cuctx, 1 thread",
                     c1.pairs_per_second / 1e6, c.pairs_per_second / c1.pairs_per_second,
                     ">= 4 (8 thr)"});
-        table->Add({"scaling", case_name, "Mpairs/s", c.pairs_per_second / 1e6,
-                    "cudaMallocAsync", a.pairs_per_second / 1e6,
-                    c.pairs_per_second / a.pairs_per_second, ""});
+        table->Add({"scaling", case_name, "Mpairs/s", c.pairs_per_second / 1e6, "cudaMallocAsync",
+                    a.pairs_per_second / 1e6, c.pairs_per_second / a.pairs_per_second, ""});
       }
     }
   }
@@ -265,8 +264,9 @@ std::string SyntheticNnetTrace(int threads, int minibatches_per_thread, uint64 s
                     std::to_string(frames) + " " + std::to_string(id));
       if (RandInt(0, 2, &rng) == 0) {  // a temporary
         int64 tmp = next_id++;
-        ops.push_back("m " + std::to_string(t) + " " + std::to_string(4 * frames * RandInt(1, 64, &rng)) +
-                      " " + std::to_string(tmp));
+        ops.push_back("m " + std::to_string(t) + " " +
+                      std::to_string(4 * frames * RandInt(1, 64, &rng)) + " " +
+                      std::to_string(tmp));
         ops.push_back("f " + std::to_string(t) + " " + std::to_string(tmp));
       }
     }
@@ -324,12 +324,13 @@ void ReplayBenchmarks(const std::vector<std::string>& trace_files, Table* table)
                 1.0 / s.Fragmentation(), "<= 1.15"});
     table->Add({"replay", case_name, "syncs/1000 frees", s.SyncsPer1000Frees(), "", 0.0, 0.0,
                 threads > 1 ? "<= 10" : ""});
-    std::printf("    %s: %lld mallocs, %lld frees in %.2f s; peak in use %.1f MiB, held %.1f MiB, "
-                "%lld regions, %lld syncs\n",
-                case_name.c_str(), static_cast<long long>(result.num_mallocs),
-                static_cast<long long>(result.num_frees), seconds, s.peak_in_use_bytes / 1048576.0,
-                s.peak_held_bytes / 1048576.0, static_cast<long long>(s.num_regions),
-                static_cast<long long>(s.num_syncs));
+    std::printf(
+        "    %s: %lld mallocs, %lld frees in %.2f s; peak in use %.1f MiB, held %.1f MiB, "
+        "%lld regions, %lld syncs\n",
+        case_name.c_str(), static_cast<long long>(result.num_mallocs),
+        static_cast<long long>(result.num_frees), seconds, s.peak_in_use_bytes / 1048576.0,
+        s.peak_held_bytes / 1048576.0, static_cast<long long>(s.num_regions),
+        static_cast<long long>(s.num_syncs));
   }
   for (const std::string& path : trace_files) {
     AllocatorReplayResult result;
@@ -373,36 +374,34 @@ void CopyBenchmarks(size_t bytes, Table* table) {
   double p_h2d = MedianSeconds(kReps, [&] {
     CUCTX_CUDA_CHECK(cudaMemcpy(d_buf, pageable.data(), bytes, cudaMemcpyHostToDevice));
   });
-  double n_h2d = MedianSeconds(kReps, [&] {
-    CUCTX_CUDA_CHECK(cudaMemcpy(d_buf, h_pinned, bytes, cudaMemcpyHostToDevice));
-  });
+  double n_h2d = MedianSeconds(
+      kReps, [&] { CUCTX_CUDA_CHECK(cudaMemcpy(d_buf, h_pinned, bytes, cudaMemcpyHostToDevice)); });
   double c_d2h = MedianSeconds(kReps, [&] { CopyDeviceToHost(pageable.data(), d_buf, bytes); });
   double p_d2h = MedianSeconds(kReps, [&] {
     CUCTX_CUDA_CHECK(cudaMemcpy(pageable.data(), d_buf, bytes, cudaMemcpyDeviceToHost));
   });
-  double n_d2h = MedianSeconds(kReps, [&] {
-    CUCTX_CUDA_CHECK(cudaMemcpy(h_pinned, d_buf, bytes, cudaMemcpyDeviceToHost));
-  });
+  double n_d2h = MedianSeconds(
+      kReps, [&] { CUCTX_CUDA_CHECK(cudaMemcpy(h_pinned, d_buf, bytes, cudaMemcpyDeviceToHost)); });
   std::string name = SizeName(bytes) + " from pageable";
   table->Add({"copy H2D", name, "GB/s", gb / c_h2d, "cudaMemcpy pageable", gb / p_h2d,
               p_h2d / c_h2d, ">= 2"});
-  table->Add({"copy H2D", name, "GB/s", gb / c_h2d, "cudaMemcpy pinned", gb / n_h2d,
-              n_h2d / c_h2d, ""});
+  table->Add(
+      {"copy H2D", name, "GB/s", gb / c_h2d, "cudaMemcpy pinned", gb / n_h2d, n_h2d / c_h2d, ""});
   name = SizeName(bytes) + " to pageable";
-  table->Add({"copy D2H", name, "GB/s", gb / c_d2h, "cudaMemcpy pageable", gb / p_d2h,
-              p_d2h / c_d2h, ""});
-  table->Add({"copy D2H", name, "GB/s", gb / c_d2h, "cudaMemcpy pinned", gb / n_d2h,
-              n_d2h / c_d2h, ""});
-  // How the staged copy scales with the threads that split the CPU memcpy (--cuda-copy-memcpy-threads).
+  table->Add(
+      {"copy D2H", name, "GB/s", gb / c_d2h, "cudaMemcpy pageable", gb / p_d2h, p_d2h / c_d2h, ""});
+  table->Add(
+      {"copy D2H", name, "GB/s", gb / c_d2h, "cudaMemcpy pinned", gb / n_d2h, n_d2h / c_d2h, ""});
+  // How the staged copy scales with the threads that split the CPU memcpy
+  // (--cuda-copy-memcpy-threads).
   CuCopyOptions saved = GetCopyOptions();
   for (int32 memcpy_threads : {1, 2, 4, 8, 16}) {
     CuCopyOptions opts = saved;
     opts.memcpy_threads = memcpy_threads;
     SetCopyOptions(opts);
     double t = MedianSeconds(kReps, [&] { CopyHostToDevice(d_buf, pageable.data(), bytes); });
-    table->Add({"copy H2D", SizeName(bytes) + ", " + std::to_string(memcpy_threads) +
-                                " memcpy thr", "GB/s", gb / t, "cudaMemcpy pageable", gb / p_h2d,
-                p_h2d / t, ""});
+    table->Add({"copy H2D", SizeName(bytes) + ", " + std::to_string(memcpy_threads) + " memcpy thr",
+                "GB/s", gb / t, "cudaMemcpy pageable", gb / p_h2d, p_h2d / t, ""});
   }
   SetCopyOptions(saved);
   CUCTX_CUDA_CHECK(cudaFreeHost(h_pinned));
@@ -452,8 +451,8 @@ void ThreadStartBenchmarks(Table* table) {
   double blas = measure(2);
   table->Add({"thread", "Instantiate+small op", "median ms", plain, "plain CUDA, same op", base,
               base / plain, "<= 0.2 ms"});
-  table->Add({"thread", "... + cuBLAS handle + call", "median ms", blas, "plain CUDA, same op", base,
-              base / blas, ""});
+  table->Add({"thread", "... + cuBLAS handle + call", "median ms", blas, "plain CUDA, same op",
+              base, base / blas, ""});
   CuDevice::Instantiate().Free(shared);
 }
 
@@ -507,10 +506,10 @@ int main(int argc, char* argv[]) {
     }
     device.AllowMultithreading();
     const CuDeviceProperties& p = device.Properties();
-    std::printf("cu-allocator-bench: %s (cc %d.%d), driver %d, runtime %d; clock-read overhead "
-                "%.3f us, subtracted from pair latencies\n",
-                p.name.c_str(), p.major, p.minor, p.driver_version, p.runtime_version,
-                ClockOverheadUs());
+    std::printf(
+        "cu-allocator-bench: %s (cc %d.%d), driver %d, runtime %d; clock-read overhead "
+        "%.3f us, subtracted from pair latencies\n",
+        p.name.c_str(), p.major, p.minor, p.driver_version, p.runtime_version, ClockOverheadUs());
     Table table;
     std::vector<std::string> traces;
     for (int i = 1; i <= po.NumArgs(); ++i) traces.push_back(po.GetArg(i));

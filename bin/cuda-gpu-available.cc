@@ -1,15 +1,14 @@
 // bin/cuda-gpu-available.cc: says whether a usable GPU is present, describes it, and checks a GEMM.
 // SPDX-License-Identifier: Apache-2.0
-#include <unistd.h>
-
-#include <cstdio>
-#include <exception>
-#include <string>
-
 #include "base/error.h"
 #include "base/parse-options.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-gemm-check.h"
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <unistd.h>
 
 namespace {
 
@@ -24,7 +23,8 @@ const char* kUsage =
     "\n"
     "Usage: cuda-gpu-available [options]\n"
     "Exit status: 0 the GPU works (or, with --use-gpu=optional|no, the CPU computation passed);\n"
-    "  1 cuctx was built without CUDA; 2 usage error; 255 no usable GPU or the computation failed.\n";
+    "  1 cuctx was built without CUDA; 2 usage error; 255 no usable GPU or the computation "
+    "failed.\n";
 
 std::string FormatVersion(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);

@@ -20,46 +20,76 @@ namespace {
 // cuRAND and cuSOLVER have no status-to-string function.
 const char* CurandName(int s) {
   switch (s) {
-    case CURAND_STATUS_VERSION_MISMATCH: return "CURAND_STATUS_VERSION_MISMATCH";
-    case CURAND_STATUS_NOT_INITIALIZED: return "CURAND_STATUS_NOT_INITIALIZED";
-    case CURAND_STATUS_ALLOCATION_FAILED: return "CURAND_STATUS_ALLOCATION_FAILED";
-    case CURAND_STATUS_TYPE_ERROR: return "CURAND_STATUS_TYPE_ERROR";
-    case CURAND_STATUS_OUT_OF_RANGE: return "CURAND_STATUS_OUT_OF_RANGE";
-    case CURAND_STATUS_LENGTH_NOT_MULTIPLE: return "CURAND_STATUS_LENGTH_NOT_MULTIPLE";
-    case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED: return "CURAND_STATUS_DOUBLE_PRECISION_REQUIRED";
-    case CURAND_STATUS_LAUNCH_FAILURE: return "CURAND_STATUS_LAUNCH_FAILURE";
-    case CURAND_STATUS_PREEXISTING_FAILURE: return "CURAND_STATUS_PREEXISTING_FAILURE";
-    case CURAND_STATUS_INITIALIZATION_FAILED: return "CURAND_STATUS_INITIALIZATION_FAILED";
-    case CURAND_STATUS_ARCH_MISMATCH: return "CURAND_STATUS_ARCH_MISMATCH";
-    case CURAND_STATUS_INTERNAL_ERROR: return "CURAND_STATUS_INTERNAL_ERROR";
-    default: return "CURAND_STATUS_UNKNOWN";
+    case CURAND_STATUS_VERSION_MISMATCH:
+      return "CURAND_STATUS_VERSION_MISMATCH";
+    case CURAND_STATUS_NOT_INITIALIZED:
+      return "CURAND_STATUS_NOT_INITIALIZED";
+    case CURAND_STATUS_ALLOCATION_FAILED:
+      return "CURAND_STATUS_ALLOCATION_FAILED";
+    case CURAND_STATUS_TYPE_ERROR:
+      return "CURAND_STATUS_TYPE_ERROR";
+    case CURAND_STATUS_OUT_OF_RANGE:
+      return "CURAND_STATUS_OUT_OF_RANGE";
+    case CURAND_STATUS_LENGTH_NOT_MULTIPLE:
+      return "CURAND_STATUS_LENGTH_NOT_MULTIPLE";
+    case CURAND_STATUS_DOUBLE_PRECISION_REQUIRED:
+      return "CURAND_STATUS_DOUBLE_PRECISION_REQUIRED";
+    case CURAND_STATUS_LAUNCH_FAILURE:
+      return "CURAND_STATUS_LAUNCH_FAILURE";
+    case CURAND_STATUS_PREEXISTING_FAILURE:
+      return "CURAND_STATUS_PREEXISTING_FAILURE";
+    case CURAND_STATUS_INITIALIZATION_FAILED:
+      return "CURAND_STATUS_INITIALIZATION_FAILED";
+    case CURAND_STATUS_ARCH_MISMATCH:
+      return "CURAND_STATUS_ARCH_MISMATCH";
+    case CURAND_STATUS_INTERNAL_ERROR:
+      return "CURAND_STATUS_INTERNAL_ERROR";
+    default:
+      return "CURAND_STATUS_UNKNOWN";
   }
 }
 
 const char* CusolverName(int s) {
   switch (s) {
-    case CUSOLVER_STATUS_NOT_INITIALIZED: return "CUSOLVER_STATUS_NOT_INITIALIZED";
-    case CUSOLVER_STATUS_ALLOC_FAILED: return "CUSOLVER_STATUS_ALLOC_FAILED";
-    case CUSOLVER_STATUS_INVALID_VALUE: return "CUSOLVER_STATUS_INVALID_VALUE";
-    case CUSOLVER_STATUS_ARCH_MISMATCH: return "CUSOLVER_STATUS_ARCH_MISMATCH";
-    case CUSOLVER_STATUS_MAPPING_ERROR: return "CUSOLVER_STATUS_MAPPING_ERROR";
-    case CUSOLVER_STATUS_EXECUTION_FAILED: return "CUSOLVER_STATUS_EXECUTION_FAILED";
-    case CUSOLVER_STATUS_INTERNAL_ERROR: return "CUSOLVER_STATUS_INTERNAL_ERROR";
-    case CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED: return "CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED";
-    case CUSOLVER_STATUS_NOT_SUPPORTED: return "CUSOLVER_STATUS_NOT_SUPPORTED";
-    case CUSOLVER_STATUS_ZERO_PIVOT: return "CUSOLVER_STATUS_ZERO_PIVOT";
-    case CUSOLVER_STATUS_INVALID_WORKSPACE: return "CUSOLVER_STATUS_INVALID_WORKSPACE";
-    default: return "CUSOLVER_STATUS_UNKNOWN";
+    case CUSOLVER_STATUS_NOT_INITIALIZED:
+      return "CUSOLVER_STATUS_NOT_INITIALIZED";
+    case CUSOLVER_STATUS_ALLOC_FAILED:
+      return "CUSOLVER_STATUS_ALLOC_FAILED";
+    case CUSOLVER_STATUS_INVALID_VALUE:
+      return "CUSOLVER_STATUS_INVALID_VALUE";
+    case CUSOLVER_STATUS_ARCH_MISMATCH:
+      return "CUSOLVER_STATUS_ARCH_MISMATCH";
+    case CUSOLVER_STATUS_MAPPING_ERROR:
+      return "CUSOLVER_STATUS_MAPPING_ERROR";
+    case CUSOLVER_STATUS_EXECUTION_FAILED:
+      return "CUSOLVER_STATUS_EXECUTION_FAILED";
+    case CUSOLVER_STATUS_INTERNAL_ERROR:
+      return "CUSOLVER_STATUS_INTERNAL_ERROR";
+    case CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED:
+      return "CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_NOT_SUPPORTED:
+      return "CUSOLVER_STATUS_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_ZERO_PIVOT:
+      return "CUSOLVER_STATUS_ZERO_PIVOT";
+    case CUSOLVER_STATUS_INVALID_WORKSPACE:
+      return "CUSOLVER_STATUS_INVALID_WORKSPACE";
+    default:
+      return "CUSOLVER_STATUS_UNKNOWN";
   }
 }
 
 const char* LibraryName(StatusLibrary lib) {
   switch (lib) {
-    case kCudaLib: return "CUDA";
-    case kCublasLib: return "cuBLAS";
-    case kCusparseLib: return "cuSPARSE";
-    case kCurandLib: return "cuRAND";
-    case kCusolverLib: return "cuSOLVER";
+    case kCudaLib:
+      return "CUDA";
+    case kCublasLib:
+      return "cuBLAS";
+    case kCusparseLib:
+      return "cuSPARSE";
+    case kCurandLib:
+      return "cuRAND";
+    case kCusolverLib:
+      return "cuSOLVER";
   }
   return "?";
 }
@@ -94,11 +124,16 @@ std::string StatusText(StatusLibrary lib, int status) {
 
 bool IsOutOfMemory(StatusLibrary lib, int status) {
   switch (lib) {
-    case kCudaLib: return status == cudaErrorMemoryAllocation;
-    case kCublasLib: return status == CUBLAS_STATUS_ALLOC_FAILED;
-    case kCusparseLib: return status == CUSPARSE_STATUS_ALLOC_FAILED;
-    case kCurandLib: return status == CURAND_STATUS_ALLOCATION_FAILED;
-    case kCusolverLib: return status == CUSOLVER_STATUS_ALLOC_FAILED;
+    case kCudaLib:
+      return status == cudaErrorMemoryAllocation;
+    case kCublasLib:
+      return status == CUBLAS_STATUS_ALLOC_FAILED;
+    case kCusparseLib:
+      return status == CUSPARSE_STATUS_ALLOC_FAILED;
+    case kCurandLib:
+      return status == CURAND_STATUS_ALLOCATION_FAILED;
+    case kCusolverLib:
+      return status == CUSOLVER_STATUS_ALLOC_FAILED;
   }
   return false;
 }
@@ -128,8 +163,8 @@ void ThrowStatus(StatusLibrary lib, int status, const char* call, const char* fu
   throw CudaError(what, LibraryName(lib), status);
 }
 
-void WarnStatus(StatusLibrary lib, int status, const char* call, const char* func,
-                const char* file, int line) {
+void WarnStatus(StatusLibrary lib, int status, const char* call, const char* func, const char* file,
+                int line) {
   if (lib == kCudaLib && status == cudaErrorCudartUnloading) return;
   EmitLog(LogMessageEnvelope{kLogWarning, func, file, line}, Describe(lib, status, call));
 }

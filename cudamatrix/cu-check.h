@@ -4,9 +4,9 @@
 // One generator makes every message the same shape:
 //   cublasSgemm(handle, ...) failed: CUBLAS_STATUS_EXECUTION_FAILED (...) [device 0] in AddMatMat
 //   at cudamatrix/cu-matrix.cc:412
-// Use only in .cu files and in .cc code under `#if CUCTX_HAVE_CUDA`. The header itself needs no CUDA
-// header: statuses are passed as int. Out-of-memory statuses throw cuctx::OutOfMemoryError, all
-// others cuctx::CudaError (see base/error.h).
+// Use only in .cu files and in .cc code under `#if CUCTX_HAVE_CUDA`. The header itself needs no
+// CUDA header: statuses are passed as int. Out-of-memory statuses throw cuctx::OutOfMemoryError,
+// all others cuctx::CudaError (see base/error.h).
 #ifndef CUCTX_CUDAMATRIX_CU_CHECK_H_
 #define CUCTX_CUDAMATRIX_CU_CHECK_H_
 
@@ -37,12 +37,12 @@ bool SyncChecksEnabled();
 }  // namespace internal
 }  // namespace cuctx
 
-#define CUCTX_STATUS_CHECK_(call, ok, lib)                                                    \
-  do {                                                                                        \
-    const auto cuctx_status_ = (call);                                                        \
-    if (cuctx_status_ != (ok))                                                                \
+#define CUCTX_STATUS_CHECK_(call, ok, lib)                                                  \
+  do {                                                                                      \
+    const auto cuctx_status_ = (call);                                                      \
+    if (cuctx_status_ != (ok))                                                              \
       ::cuctx::internal::ThrowStatus(lib, static_cast<int>(cuctx_status_), #call, __func__, \
-                                     __FILE__, __LINE__);                                     \
+                                     __FILE__, __LINE__);                                   \
   } while (0)
 
 #define CUCTX_CUDA_CHECK(call) CUCTX_STATUS_CHECK_(call, cudaSuccess, ::cuctx::internal::kCudaLib)
@@ -55,13 +55,12 @@ bool SyncChecksEnabled();
 #define CUCTX_CUSOLVER_CHECK(call) \
   CUCTX_STATUS_CHECK_(call, CUSOLVER_STATUS_SUCCESS, ::cuctx::internal::kCusolverLib)
 
-#define CUCTX_CUDA_CHECK_NOTHROW(call)                                                       \
-  do {                                                                                       \
-    const auto cuctx_status_ = (call);                                                       \
-    if (cuctx_status_ != cudaSuccess)                                                        \
-      ::cuctx::internal::WarnStatus(::cuctx::internal::kCudaLib,                             \
-                                    static_cast<int>(cuctx_status_), #call, __func__, __FILE__, \
-                                    __LINE__);                                               \
+#define CUCTX_CUDA_CHECK_NOTHROW(call)                                                            \
+  do {                                                                                            \
+    const auto cuctx_status_ = (call);                                                            \
+    if (cuctx_status_ != cudaSuccess)                                                             \
+      ::cuctx::internal::WarnStatus(::cuctx::internal::kCudaLib, static_cast<int>(cuctx_status_), \
+                                    #call, __func__, __FILE__, __LINE__);                         \
   } while (0)
 
 #define CUCTX_CUDA_CHECK_LAUNCH(name) \

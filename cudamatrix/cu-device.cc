@@ -2,34 +2,34 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-device.h"
 
+#include "base/error.h"
+#include "base/options-itf.h"
+#include "base/random.h"
+#include "cudamatrix/cu-allocator-options.h"
+#include "cudamatrix/cu-allocator-upstream.h"
+#include "cudamatrix/cu-allocator.h"
+#include "cudamatrix/cu-gemm-check.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <map>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
 
-#include "base/error.h"
-#include "base/options-itf.h"
-#include "base/random.h"
-#include "cudamatrix/cu-allocator.h"
-#include "cudamatrix/cu-allocator-options.h"
-#include "cudamatrix/cu-allocator-upstream.h"
-#include "cudamatrix/cu-gemm-check.h"
-
 #if CUCTX_HAVE_CUDA
+#include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-kernels.h"
+
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <curand.h>
 #include <cusolverDn.h>
 #include <cusparse.h>
-
-#include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-kernels.h"
 #endif
 
 namespace cuctx {
@@ -141,7 +141,8 @@ int ChooseDevice(std::string* reason, bool* busy) {
   double best_ratio = -1.0;
   for (int d : candidates) {
     size_t free_bytes = 0, total_bytes = 0;
-    if (cudaSetDevice(d) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    if (cudaSetDevice(d) != cudaSuccess ||
+        cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
       cudaGetLastError();
       continue;
     }
@@ -498,7 +499,8 @@ void CuDevice::SeedGpu(uint64 seed) {
 
 void* CuDevice::Malloc(size_t size) {
   CuMemoryAllocator* allocator = Allocator();
-  CUCTX_CHECK(allocator != nullptr) << "CuDevice::Malloc: no GPU selected (" << NoGpuReason() << ")";
+  CUCTX_CHECK(allocator != nullptr)
+      << "CuDevice::Malloc: no GPU selected (" << NoGpuReason() << ")";
   NoteGpuUse();
   AttachToSelectedDevice();
   return allocator->Malloc(size);
@@ -506,8 +508,8 @@ void* CuDevice::Malloc(size_t size) {
 
 void* CuDevice::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) {
   CuMemoryAllocator* allocator = Allocator();
-  CUCTX_CHECK(allocator != nullptr) << "CuDevice::MallocPitch: no GPU selected (" << NoGpuReason()
-                                    << ")";
+  CUCTX_CHECK(allocator != nullptr)
+      << "CuDevice::MallocPitch: no GPU selected (" << NoGpuReason() << ")";
   NoteGpuUse();
   AttachToSelectedDevice();
   return allocator->MallocPitch(row_bytes, num_rows, pitch);
@@ -516,8 +518,8 @@ void* CuDevice::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) {
 void CuDevice::Free(void* ptr) {
   if (ptr == nullptr) return;
   CuMemoryAllocator* allocator = Allocator();
-  CUCTX_CHECK(allocator != nullptr) << "CuDevice::Free: no GPU selected, so " << ptr
-                                    << " cannot be device memory";
+  CUCTX_CHECK(allocator != nullptr)
+      << "CuDevice::Free: no GPU selected, so " << ptr << " cannot be device memory";
   AttachToSelectedDevice();
   allocator->Free(ptr);
 }
@@ -530,7 +532,7 @@ cublasContext* CuDevice::GetCublasHandle() {
     CUCTX_CUBLAS_CHECK(cublasCreate(&cublas_));
     CUCTX_CUBLAS_CHECK(cublasSetStream(cublas_, cudaStreamPerThread));
     const CuDeviceOptions& opts = DeviceOptions();
-    cublasMath_t math = opts.use_tf32_compute ? CUBLAS_TF32_TENSOR_OP_MATH
+    cublasMath_t math = opts.use_tf32_compute   ? CUBLAS_TF32_TENSOR_OP_MATH
                         : opts.use_tensor_cores ? CUBLAS_DEFAULT_MATH
                                                 : CUBLAS_PEDANTIC_MATH;
     CUCTX_CUBLAS_CHECK(cublasSetMathMode(cublas_, math));

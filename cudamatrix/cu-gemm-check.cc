@@ -1,22 +1,22 @@
-// cudamatrix/cu-gemm-check.cc: a seeded SGEMM on the GPU (or CPU) checked against a double reference.
-// SPDX-License-Identifier: Apache-2.0
+// cudamatrix/cu-gemm-check.cc: a seeded SGEMM on the GPU (or CPU) checked against a double
+// reference. SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-gemm-check.h"
-
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <vector>
 
 #include "base/error.h"
 #include "base/random.h"
 #include "cudamatrix/cu-device.h"
 #include "matrix/matrix.h"
 
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
 #if CUCTX_HAVE_CUDA
+#include "cudamatrix/cu-check.h"
+
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-
-#include "cudamatrix/cu-check.h"
 #endif
 
 namespace cuctx {

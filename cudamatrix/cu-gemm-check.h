@@ -1,23 +1,23 @@
-// cudamatrix/cu-gemm-check.h: the small GEMM computation used to check that a device computes right.
-// SPDX-License-Identifier: Apache-2.0
+// cudamatrix/cu-gemm-check.h: the small GEMM computation used to check that a device computes
+// right. SPDX-License-Identifier: Apache-2.0
 //
 // Shared by bin/cuda-gpu-available, CuDevice health checks and bin/gpu-health-check so that all of
 // them check the same thing the same way.
 #ifndef CUCTX_CUDAMATRIX_CU_GEMM_CHECK_H_
 #define CUCTX_CUDAMATRIX_CU_GEMM_CHECK_H_
 
-#include <string>
-
 #include "base/types.h"
+
+#include <string>
 
 namespace cuctx {
 
 struct GemmCheckResult {
-  bool on_gpu = false;      // the product was computed by cuBLAS on the selected GPU
-  int n = 0;                // square size
-  double rel_error = 0.0;   // ||C - C_ref||_F / ||C_ref||_F
-  double tolerance = 0.0;   // the bound rel_error was held to
-  double seconds = 0.0;     // wall time of the checked product (including transfers)
+  bool on_gpu = false;     // the product was computed by cuBLAS on the selected GPU
+  int n = 0;               // square size
+  double rel_error = 0.0;  // ||C - C_ref||_F / ||C_ref||_F
+  double tolerance = 0.0;  // the bound rel_error was held to
+  double seconds = 0.0;    // wall time of the checked product (including transfers)
   bool passed = false;
   std::string Summary() const;  // one line, e.g. "SGEMM 256x256 on GPU: rel. error 3.1e-07 ..."
 };

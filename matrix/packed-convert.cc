@@ -19,8 +19,7 @@ void MatrixBase<Real>::CopyFromTp(const TpMatrix<OtherReal>& M, MatrixTransposeT
 }
 
 template <typename Real>
-Matrix<Real>::Matrix(const SpMatrix<Real>& M)
-    : Matrix(M.NumRows(), M.NumRows(), kUndefined) {
+Matrix<Real>::Matrix(const SpMatrix<Real>& M) : Matrix(M.NumRows(), M.NumRows(), kUndefined) {
   M.CopyToMat(this);
 }
 
@@ -30,7 +29,7 @@ Matrix<Real>::Matrix(const TpMatrix<Real>& M, MatrixTransposeType trans)
   M.CopyToMat(this, trans);
 }
 
-#define CUCTX_INSTANTIATE_PACKED_CONVERT_(Real, OtherReal)                     \
+#define CUCTX_INSTANTIATE_PACKED_CONVERT_(Real, OtherReal)                \
   template void MatrixBase<Real>::CopyFromSp(const SpMatrix<OtherReal>&); \
   template void MatrixBase<Real>::CopyFromTp(const TpMatrix<OtherReal>&, MatrixTransposeType)
 CUCTX_INSTANTIATE_PACKED_CONVERT_(float, float);

@@ -1,18 +1,17 @@
-// tests/test-main.cc: gtest main for every test binary: selects the device mode and prints the seed.
-// SPDX-License-Identifier: Apache-2.0
+// tests/test-main.cc: gtest main for every test binary: selects the device mode and prints the
+// seed. SPDX-License-Identifier: Apache-2.0
 //
 // CUCTX_TEST_GPU=no|optional|yes (default optional) chooses the device of the main thread; the
 // banner says "GPU: <name>" or "GPU: none (CPU fallback)". Every failing test also prints the seed.
-#include <gtest/gtest.h>
-
-#include <cstdio>
-#include <iostream>
-
 #include "base/error.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-pinned.h"
 #include "tests/testing.h"
+
+#include <cstdio>
+#include <gtest/gtest.h>
+#include <iostream>
 
 namespace {
 

@@ -1,14 +1,6 @@
-// tests/cudamatrix/cu-device-test.cc: device selection, per-thread instances, profiling, health check.
-// SPDX-License-Identifier: Apache-2.0
+// tests/cudamatrix/cu-device-test.cc: device selection, per-thread instances, profiling, health
+// check. SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-device.h"
-
-#include <gtest/gtest.h>
-
-#include <cstdint>
-#include <mutex>
-#include <string>
-#include <thread>
-#include <vector>
 
 #include "base/error.h"
 #include "base/options-itf.h"
@@ -17,13 +9,23 @@
 #include "cudamatrix/cu-gemm-check.h"
 #include "tests/testing.h"
 
+#include <cstdint>
+#include <gtest/gtest.h>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
 namespace cuctx {
 namespace {
 
 // Collects log messages while in scope.
 class LogCapture {
  public:
-  LogCapture() { old_ = SetLogHandler(&LogCapture::Handle); Lines().clear(); }
+  LogCapture() {
+    old_ = SetLogHandler(&LogCapture::Handle);
+    Lines().clear();
+  }
   ~LogCapture() { SetLogHandler(old_); }
   static std::vector<std::string>& Lines() {
     static std::vector<std::string> lines;

@@ -1,12 +1,12 @@
 // tests/matrix/packed-convert-test.cc: Matrix from SpMatrix/TpMatrix and CopyFromSp/CopyFromTp.
 // SPDX-License-Identifier: Apache-2.0
-#include <gtest/gtest.h>
-
 #include "base/error.h"
 #include "matrix/matrix.h"
 #include "matrix/sp-matrix.h"
 #include "matrix/tp-matrix.h"
 #include "tests/testing.h"
+
+#include <gtest/gtest.h>
 
 namespace cuctx {
 namespace {
