@@ -7,6 +7,11 @@
 #ifndef CUCTX_CUDAMATRIX_CU_KERNELS_H_
 #define CUCTX_CUDAMATRIX_CU_KERNELS_H_
 
+#include "cudamatrix/cu-matrixdim.h"
+
+#include <cstddef>
+#include <cstdint>
+
 struct CUstream_st;  // the same opaque type as cudaStream_t
 
 namespace cuctx {
@@ -15,6 +20,64 @@ using CuStream = CUstream_st*;
 
 // Launches an empty kernel on `stream`; used on the legacy default stream by SynchronizeGpu().
 void LaunchNoOp(CuStream stream);
+
+// ---- copy family (cu-kernels-copy.cu) ----------------------------------------------------------
+
+// Fills `count` elements of `elem_bytes` (4 or 8) bytes each with the bit pattern `pattern` (its
+// low 32 bits when elem_bytes is 4). d_data must be aligned to elem_bytes.
+void LaunchFill(void* d_data, int64_t count, int32_t elem_bytes, uint64_t pattern, CuStream stream);
+
+// dst (dst_dim) = src, or src^T when `trans` (then src is dst_dim.cols x dst_dim.rows with row
+// stride src_stride), converting the element type. Transposes go through shared-memory tiles so
+// that reads and writes are both coalesced. src and dst must not overlap.
+void LaunchCopyMat(MatrixDim dst_dim, const float* src, int32_t src_stride, bool trans, float* dst,
+                   CuStream stream);
+void LaunchCopyMat(MatrixDim dst_dim, const double* src, int32_t src_stride, bool trans, float* dst,
+                   CuStream stream);
+void LaunchCopyMat(MatrixDim dst_dim, const float* src, int32_t src_stride, bool trans, double* dst,
+                   CuStream stream);
+void LaunchCopyMat(MatrixDim dst_dim, const double* src, int32_t src_stride, bool trans,
+                   double* dst, CuStream stream);
+
+// Every element of the matrix (dim) = value.
+void LaunchSetMat(MatrixDim dim, float value, float* data, CuStream stream);
+void LaunchSetMat(MatrixDim dim, double value, double* data, CuStream stream);
+
+// ---- element-wise family (cu-kernels-elementwise.cu) -------------------------------------------
+
+// data *= alpha, element-wise.
+void LaunchScaleMat(MatrixDim dim, float alpha, float* data, CuStream stream);
+void LaunchScaleMat(MatrixDim dim, double alpha, double* data, CuStream stream);
+// data += alpha, element-wise.
+void LaunchAddScalarMat(MatrixDim dim, float alpha, float* data, CuStream stream);
+void LaunchAddScalarMat(MatrixDim dim, double alpha, double* data, CuStream stream);
+// dst = alpha * op(src) + beta * dst, op = transpose when `trans` (src is then dst_dim.cols x
+// dst_dim.rows). With trans, src and dst must not overlap; without, src may equal dst.
+void LaunchAddMat(MatrixDim dst_dim, float alpha, const float* src, int32_t src_stride, bool trans,
+                  float beta, float* dst, CuStream stream);
+void LaunchAddMat(MatrixDim dst_dim, double alpha, const double* src, int32_t src_stride,
+                  bool trans, double beta, double* dst, CuStream stream);
+// dst *= src (element-wise), dst /= src (element-wise); src has dst's shape and may equal dst.
+void LaunchMulElements(MatrixDim dst_dim, const float* src, int32_t src_stride, float* dst,
+                       CuStream stream);
+void LaunchMulElements(MatrixDim dst_dim, const double* src, int32_t src_stride, double* dst,
+                       CuStream stream);
+void LaunchDivElements(MatrixDim dst_dim, const float* src, int32_t src_stride, float* dst,
+                       CuStream stream);
+void LaunchDivElements(MatrixDim dst_dim, const double* src, int32_t src_stride, double* dst,
+                       CuStream stream);
+
+// ---- reduction family (cu-kernels-reduce.cu) ---------------------------------------------------
+
+// Bytes of device scratch a single-pass reduction needs (partials, result and a block counter).
+size_t ReduceWorkspaceBytes();
+// Sum of the elements of `data` (of their squares when `squares`), in one kernel launch. The
+// result is left in the first sizeof(Real) bytes of d_work (ReduceWorkspaceBytes() bytes of device
+// memory, aligned to 256). Accumulates in Real: per thread sequentially over a grid-strided
+// subset, then a tree over the block, then a tree over the (at most kCuReduceMaxBlocks) block
+// partials in a fixed order, so the result is deterministic for a given shape.
+void LaunchSum(MatrixDim dim, const float* data, bool squares, void* d_work, CuStream stream);
+void LaunchSum(MatrixDim dim, const double* data, bool squares, void* d_work, CuStream stream);
 
 }  // namespace cuctx
 

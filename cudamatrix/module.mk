@@ -1,8 +1,9 @@
 # cudamatrix/module.mk: device runtime, caching allocator, pinned staging, Cu containers, kernels.
 cudamatrix_SRCS  := cu-check.cc cu-device.cc cu-gemm-check.cc cu-allocator.cc \
                     cu-allocator-cuda.cc cu-allocator-options.cc cu-pinned.cc cu-copy.cc \
-                    pinned-matrix.cc
-cudamatrix_CU    := cu-kernels-misc.cu
+                    pinned-matrix.cc cu-storage.cc cu-array.cc cu-vector.cc cu-matrix.cc
+cudamatrix_CU    := cu-kernels-misc.cu cu-kernels-copy.cu cu-kernels-elementwise.cu \
+                    cu-kernels-reduce.cu
 cudamatrix_TESTS := cu-device-test.cc cu-allocator-test.cc cu-pinned-test.cc cu-copy-test.cc \
-                    pinned-matrix-test.cc
+                    pinned-matrix-test.cc cu-array-test.cc cu-vector-test.cc cu-matrix-test.cc
 cudamatrix_DEPS  := matrix base

@@ -1,0 +1,106 @@
+// cudamatrix/cu-device-utils.cuh: device-side helpers shared by the kernel files (.cu only).
+// SPDX-License-Identifier: Apache-2.0
+#ifndef CUCTX_CUDAMATRIX_CU_DEVICE_UTILS_CUH_
+#define CUCTX_CUDAMATRIX_CU_DEVICE_UTILS_CUH_
+
+#include "cudamatrix/cu-matrixdim.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cuctx {
+namespace internal {
+
+// Launch shape of the element-wise kernels: a 2D block of kCuElementwiseThreads threads whose x
+// extent covers a row segment (so a warp touches consecutive addresses), grid-stride loops in both
+// directions, and a grid capped so huge matrices do not need huge grids.
+struct ElementwiseShape {
+  dim3 grid;
+  dim3 block;
+};
+
+inline ElementwiseShape MakeElementwiseShape(MatrixDim d) {
+  ElementwiseShape s;
+  int32_t bx = 32;
+  while (bx < d.cols && bx < kCuElementwiseThreads) bx *= 2;
+  const int32_t by = kCuElementwiseThreads / bx;
+  s.block = dim3(bx, by, 1);
+  const int64_t gx = (static_cast<int64_t>(d.cols) + bx - 1) / bx;
+  const int64_t gy = (static_cast<int64_t>(d.rows) + by - 1) / by;
+  s.grid = dim3(static_cast<unsigned>(gx < 65535 ? gx : 65535),
+                static_cast<unsigned>(gy < 65535 ? gy : 65535), 1);
+  return s;
+}
+
+// A matrix whose rows are contiguous (stride == cols, and the same for a second operand) is
+// processed as one long row, which keeps every lane busy for narrow shapes such as 4097x1.
+inline void CollapseIfContiguous(MatrixDim* d, int32_t* other_stride) {
+  if (d->rows <= 1 || d->stride != d->cols) return;
+  if (other_stride != nullptr && *other_stride != d->cols) return;
+  const int64_t n = static_cast<int64_t>(d->rows) * d->cols;
+  // Leave headroom so that a grid-stride step past the end cannot overflow int32.
+  if (n > (int64_t{1} << 30)) return;
+  *d = MatrixDim{1, static_cast<int32_t>(n), static_cast<int32_t>(n)};
+  if (other_stride != nullptr) *other_stride = static_cast<int32_t>(n);
+}
+
+// Calls op(&dst(r, c)) for every element, grid-striding over rows (y) and columns (x).
+template <typename Real, typename Op>
+__global__ void UnaryMapKernel(MatrixDim d, Op op, Real* data) {
+  for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
+    Real* row = data + static_cast<size_t>(r) * d.stride;
+    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
+      op(&row[c]);
+  }
+}
+
+// Calls op(&dst(r, c), src(r, c)) for every element; SrcReal may differ from DstReal.
+template <typename SrcReal, typename DstReal, typename Op>
+__global__ void BinaryMapKernel(MatrixDim d, const SrcReal* src, int32_t src_stride, Op op,
+                                DstReal* dst) {
+  for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
+    DstReal* drow = dst + static_cast<size_t>(r) * d.stride;
+    const SrcReal* srow = src + static_cast<size_t>(r) * src_stride;
+    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
+      op(&drow[c], srow[c]);
+  }
+}
+
+// Transposing map: calls op(&dst(r, c), src(c, r)). Each block walks tiles of kCuTileDim x
+// kCuTileDim; a tile is read along src rows into shared memory and written along dst rows, so
+// both global accesses are coalesced. The +1 column avoids shared-memory bank conflicts.
+template <typename SrcReal, typename DstReal, typename Op>
+__global__ void TransposeMapKernel(MatrixDim d, const SrcReal* src, int32_t src_stride, Op op,
+                                   DstReal* dst) {
+  __shared__ SrcReal tile[kCuTileDim][kCuTileDim + 1];
+  const int32_t tx = threadIdx.x, ty = threadIdx.y;
+  for (int32_t r0 = blockIdx.y * kCuTileDim; r0 < d.rows; r0 += gridDim.y * kCuTileDim) {
+    for (int32_t c0 = blockIdx.x * kCuTileDim; c0 < d.cols; c0 += gridDim.x * kCuTileDim) {
+      // src row index = dst column, src column = dst row.
+      for (int32_t j = ty; j < kCuTileDim; j += kCuTileRows) {
+        const int32_t sr = c0 + j, sc = r0 + tx;
+        if (sr < d.cols && sc < d.rows)
+          tile[j][tx] = src[static_cast<size_t>(sr) * src_stride + sc];
+      }
+      __syncthreads();
+      for (int32_t j = ty; j < kCuTileDim; j += kCuTileRows) {
+        const int32_t r = r0 + j, c = c0 + tx;
+        if (r < d.rows && c < d.cols) op(&dst[static_cast<size_t>(r) * d.stride + c], tile[tx][j]);
+      }
+      __syncthreads();
+    }
+  }
+}
+
+inline void TransposeShape(MatrixDim d, dim3* grid, dim3* block) {
+  *block = dim3(kCuTileDim, kCuTileRows, 1);
+  const int64_t gx = (static_cast<int64_t>(d.cols) + kCuTileDim - 1) / kCuTileDim;
+  const int64_t gy = (static_cast<int64_t>(d.rows) + kCuTileDim - 1) / kCuTileDim;
+  *grid = dim3(static_cast<unsigned>(gx < 65535 ? gx : 65535),
+               static_cast<unsigned>(gy < 65535 ? gy : 65535), 1);
+}
+
+}  // namespace internal
+}  // namespace cuctx
+
+#endif  // CUCTX_CUDAMATRIX_CU_DEVICE_UTILS_CUH_

@@ -1,0 +1,97 @@
+// cudamatrix/cu-kernels-copy.cu: fills, converting copies and tiled transposing copies.
+// SPDX-License-Identifier: Apache-2.0
+#include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/cu-matrixdim.h"
+
+namespace cuctx {
+namespace {
+
+template <typename Word>
+__global__ void FillKernel(Word* data, int64_t count, Word value) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
+       i += step)
+    data[i] = value;
+}
+
+template <typename DstReal>
+struct AssignOp {
+  template <typename SrcReal>
+  __device__ void operator()(DstReal* d, SrcReal s) const {
+    *d = static_cast<DstReal>(s);
+  }
+};
+
+template <typename Real>
+struct SetOp {
+  Real value;
+  __device__ void operator()(Real* d) const { *d = value; }
+};
+
+template <typename SrcReal, typename DstReal>
+void CopyMat(MatrixDim d, const SrcReal* src, int32_t src_stride, bool trans, DstReal* dst,
+             CuStream stream) {
+  if (d.rows == 0 || d.cols == 0) return;
+  if (trans) {
+    dim3 grid, block;
+    internal::TransposeShape(d, &grid, &block);
+    internal::TransposeMapKernel<<<grid, block, 0, stream>>>(d, src, src_stride,
+                                                             AssignOp<DstReal>(), dst);
+    CUCTX_CUDA_CHECK_LAUNCH("TransposeMapKernel(copy)");
+    return;
+  }
+  internal::CollapseIfContiguous(&d, &src_stride);
+  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
+  internal::BinaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_stride, AssignOp<DstReal>(),
+                                                            dst);
+  CUCTX_CUDA_CHECK_LAUNCH("BinaryMapKernel(copy)");
+}
+
+template <typename Real>
+void SetMat(MatrixDim d, Real value, Real* data, CuStream stream) {
+  if (d.rows == 0 || d.cols == 0) return;
+  internal::CollapseIfContiguous(&d, nullptr);
+  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
+  internal::UnaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, SetOp<Real>{value}, data);
+  CUCTX_CUDA_CHECK_LAUNCH("UnaryMapKernel(set)");
+}
+
+}  // namespace
+
+void LaunchFill(void* d_data, int64_t count, int32_t elem_bytes, uint64_t pattern,
+                CuStream stream) {
+  if (count == 0) return;
+  const int threads = 256;
+  const int64_t want = (count + threads - 1) / threads;
+  const int blocks = static_cast<int>(want < 4096 ? want : 4096);
+  if (elem_bytes == 4) {
+    FillKernel<<<blocks, threads, 0, stream>>>(static_cast<uint32_t*>(d_data), count,
+                                               static_cast<uint32_t>(pattern));
+  } else {
+    FillKernel<<<blocks, threads, 0, stream>>>(static_cast<uint64_t*>(d_data), count, pattern);
+  }
+  CUCTX_CUDA_CHECK_LAUNCH("FillKernel");
+}
+
+void LaunchCopyMat(MatrixDim d, const float* src, int32_t ss, bool t, float* dst, CuStream st) {
+  CopyMat(d, src, ss, t, dst, st);
+}
+void LaunchCopyMat(MatrixDim d, const double* src, int32_t ss, bool t, float* dst, CuStream st) {
+  CopyMat(d, src, ss, t, dst, st);
+}
+void LaunchCopyMat(MatrixDim d, const float* src, int32_t ss, bool t, double* dst, CuStream st) {
+  CopyMat(d, src, ss, t, dst, st);
+}
+void LaunchCopyMat(MatrixDim d, const double* src, int32_t ss, bool t, double* dst, CuStream st) {
+  CopyMat(d, src, ss, t, dst, st);
+}
+void LaunchSetMat(MatrixDim d, float value, float* data, CuStream st) {
+  SetMat(d, value, data, st);
+}
+void LaunchSetMat(MatrixDim d, double value, double* data, CuStream st) {
+  SetMat(d, value, data, st);
+}
+
+}  // namespace cuctx

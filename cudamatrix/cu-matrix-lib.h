@@ -1,0 +1,13 @@
+// cudamatrix/cu-matrix-lib.h: umbrella header for the Cu containers.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef CUCTX_CUDAMATRIX_CU_MATRIX_LIB_H_
+#define CUCTX_CUDAMATRIX_CU_MATRIX_LIB_H_
+
+#include "cudamatrix/cu-array.h"
+#include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-matrixdim.h"
+#include "cudamatrix/cu-value.h"
+#include "cudamatrix/cu-vector.h"
+
+#endif  // CUCTX_CUDAMATRIX_CU_MATRIX_LIB_H_

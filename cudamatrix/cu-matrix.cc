@@ -1,0 +1,499 @@
+// cudamatrix/cu-matrix.cc: CuMatrixBase / CuMatrix / CuSubMatrix: shape, views, copies, fills,
+// element-wise ops and reductions.
+// SPDX-License-Identifier: Apache-2.0
+#include "cudamatrix/cu-matrix.h"
+
+#include "base/error.h"
+#include "cudamatrix/cu-copy.h"
+#include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-storage.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <type_traits>
+
+#if CUCTX_HAVE_CUDA
+#include "cudamatrix/cu-kernels.h"
+#endif
+
+namespace cuctx {
+namespace {
+
+#if CUCTX_HAVE_CUDA
+CuStream ThisStream() { return static_cast<CuStream>(CuDevice::Instantiate().Stream()); }
+
+// Scratch for one reduction, returned to the allocator when the result has been read.
+class ReduceWorkspace {
+ public:
+  ReduceWorkspace() : data_(internal::AllocStorage(ReduceWorkspaceBytes())) {}
+  ~ReduceWorkspace() { internal::FreeStorage(data_); }
+  ReduceWorkspace(const ReduceWorkspace&) = delete;
+  ReduceWorkspace& operator=(const ReduceWorkspace&) = delete;
+  void* Data() { return data_; }
+
+ private:
+  void* data_;
+};
+
+template <typename Real>
+Real DeviceSum(MatrixDim dim, const Real* data, bool squares) {
+  ReduceWorkspace work;
+  LaunchSum(dim, data, squares, work.Data(), ThisStream());
+  Real result = 0;
+  CopyDeviceToHost(&result, work.Data(), sizeof(Real));  // waits for the stream
+  return result;
+}
+#endif
+
+std::string ShapeText(MatrixIndexT rows, MatrixIndexT cols) {
+  std::ostringstream os;
+  os << rows << "x" << cols;
+  return os.str();
+}
+
+// True when the memory spans of two matrices intersect (only then can a transposing op misbehave).
+template <typename A, typename B>
+bool Overlaps(const A* a, MatrixIndexT a_rows, MatrixIndexT a_cols, MatrixIndexT a_stride,
+              const B* b, MatrixIndexT b_rows, MatrixIndexT b_cols, MatrixIndexT b_stride) {
+  if (a_rows == 0 || a_cols == 0 || b_rows == 0 || b_cols == 0) return false;
+  const char* a0 = static_cast<const char*>(static_cast<const void*>(a));
+  const char* b0 = static_cast<const char*>(static_cast<const void*>(b));
+  const char* a1 = a0 + (static_cast<size_t>(a_rows - 1) * a_stride + a_cols) * sizeof(A);
+  const char* b1 = b0 + (static_cast<size_t>(b_rows - 1) * b_stride + b_cols) * sizeof(B);
+  std::less<const char*> lt;
+  return lt(a0, b1) && lt(b0, a1);
+}
+
+// Checks that src (op(src) when transposed) has the destination shape.
+void CheckCopyShape(const char* what, MatrixIndexT dst_rows, MatrixIndexT dst_cols,
+                    MatrixIndexT src_rows, MatrixIndexT src_cols, MatrixTransposeType trans) {
+  const bool ok = trans == kNoTrans ? (src_rows == dst_rows && src_cols == dst_cols)
+                                    : (src_rows == dst_cols && src_cols == dst_rows);
+  CUCTX_CHECK(ok) << what << ": source " << ShapeText(src_rows, src_cols)
+                  << (trans == kTrans ? " (transposed)" : "") << " does not match destination "
+                  << ShapeText(dst_rows, dst_cols);
+}
+
+template <typename Real>
+SubMatrix<Real> HostView(const CuMatrixBase<Real>& m) {
+  return SubMatrix<Real>(const_cast<Real*>(m.Data()), m.NumRows(), m.NumCols(), m.Stride());
+}
+
+}  // namespace
+
+// ---- shape and views ---------------------------------------------------------------------------
+
+template <typename Real>
+Real* CuMatrixBase<Real>::RowData(MatrixIndexT r) {
+  CUCTX_CHECK(r >= 0 && r < num_rows_)
+      << "CuMatrix::RowData: row " << r << " out of range for " << ShapeText(num_rows_, num_cols_);
+  return data_ + static_cast<size_t>(r) * stride_;
+}
+
+template <typename Real>
+const Real* CuMatrixBase<Real>::RowData(MatrixIndexT r) const {
+  return const_cast<CuMatrixBase<Real>*>(this)->RowData(r);
+}
+
+template <typename Real>
+CuSubVector<Real> CuMatrixBase<Real>::Row(MatrixIndexT r) {
+  return CuSubVector<Real>(RowData(r), num_cols_);
+}
+
+template <typename Real>
+const CuSubVector<Real> CuMatrixBase<Real>::Row(MatrixIndexT r) const {
+  return CuSubVector<Real>(RowData(r), num_cols_);
+}
+
+template <typename Real>
+CuSubMatrix<Real> CuMatrixBase<Real>::Range(MatrixIndexT ro, MatrixIndexT nr, MatrixIndexT co,
+                                            MatrixIndexT nc) {
+  return CuSubMatrix<Real>(*this, ro, nr, co, nc);
+}
+template <typename Real>
+const CuSubMatrix<Real> CuMatrixBase<Real>::Range(MatrixIndexT ro, MatrixIndexT nr, MatrixIndexT co,
+                                                  MatrixIndexT nc) const {
+  return CuSubMatrix<Real>(*this, ro, nr, co, nc);
+}
+template <typename Real>
+CuSubMatrix<Real> CuMatrixBase<Real>::RowRange(MatrixIndexT ro, MatrixIndexT nr) {
+  return CuSubMatrix<Real>(*this, ro, nr, 0, num_cols_);
+}
+template <typename Real>
+const CuSubMatrix<Real> CuMatrixBase<Real>::RowRange(MatrixIndexT ro, MatrixIndexT nr) const {
+  return CuSubMatrix<Real>(*this, ro, nr, 0, num_cols_);
+}
+template <typename Real>
+CuSubMatrix<Real> CuMatrixBase<Real>::ColRange(MatrixIndexT co, MatrixIndexT nc) {
+  return CuSubMatrix<Real>(*this, 0, num_rows_, co, nc);
+}
+template <typename Real>
+const CuSubMatrix<Real> CuMatrixBase<Real>::ColRange(MatrixIndexT co, MatrixIndexT nc) const {
+  return CuSubMatrix<Real>(*this, 0, num_rows_, co, nc);
+}
+
+template <typename Real>
+CuValue<Real> CuMatrixBase<Real>::operator()(MatrixIndexT r, MatrixIndexT c) {
+  CUCTX_CHECK(r >= 0 && r < num_rows_ && c >= 0 && c < num_cols_)
+      << "CuMatrix: index (" << r << ", " << c << ") out of range for "
+      << ShapeText(num_rows_, num_cols_);
+  return CuValue<Real>(data_ + static_cast<size_t>(r) * stride_ + c);
+}
+
+template <typename Real>
+Real CuMatrixBase<Real>::operator()(MatrixIndexT r, MatrixIndexT c) const {
+  return const_cast<CuMatrixBase<Real>*>(this)->operator()(r, c);
+}
+
+// ---- copies ------------------------------------------------------------------------------------
+
+template <typename Real>
+template <typename OtherReal>
+void CuMatrixBase<Real>::CopyFromMat(const CuMatrixBase<OtherReal>& src,
+                                     MatrixTransposeType trans) {
+  CheckCopyShape("CuMatrix::CopyFromMat", num_rows_, num_cols_, src.NumRows(), src.NumCols(),
+                 trans);
+  if (Empty()) return;
+  const bool same_type = std::is_same<Real, OtherReal>::value;
+  const void* src_data = src.Data();
+  if (same_type && trans == kNoTrans && src_data == static_cast<const void*>(data_)) return;
+  CUCTX_CHECK(trans == kNoTrans || !Overlaps(data_, num_rows_, num_cols_, stride_, src.Data(),
+                                             src.NumRows(), src.NumCols(), src.Stride()))
+      << "CuMatrix::CopyFromMat: transposed source " << ShapeText(src.NumRows(), src.NumCols())
+      << " overlaps destination " << ShapeText(num_rows_, num_cols_);
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    if (same_type && trans == kNoTrans) {
+      internal::CopyStorage2D(data_, stride_ * sizeof(Real), src.Data(),
+                              src.Stride() * sizeof(OtherReal), num_cols_ * sizeof(Real),
+                              num_rows_);
+    } else {
+      LaunchCopyMat(Dim(), src.Data(), src.Stride(), trans == kTrans, data_, ThisStream());
+    }
+    return;
+  }
+#endif
+  CpuView().CopyFromMat(HostView(src), trans);
+}
+
+template <typename Real>
+template <typename OtherReal>
+void CuMatrixBase<Real>::CopyFromMat(const MatrixBase<OtherReal>& src, MatrixTransposeType trans) {
+  CheckCopyShape("CuMatrix::CopyFromMat", num_rows_, num_cols_, src.NumRows(), src.NumCols(),
+                 trans);
+  if (Empty()) return;
+  if (std::is_same<Real, OtherReal>::value && trans == kNoTrans) {
+    CopyHostToDevice2D(data_, stride_ * sizeof(Real), src.Data(), src.Stride() * sizeof(Real),
+                       num_cols_ * sizeof(Real), num_rows_);
+    return;
+  }
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    // Transfer at the source's precision and layout; convert and transpose on the device.
+    CuMatrix<OtherReal> staged(src.NumRows(), src.NumCols(), kUndefined);
+    staged.CopyFromMat(src);
+    CopyFromMat(staged, trans);
+    return;
+  }
+#endif
+  CpuView().CopyFromMat(src, trans);
+}
+
+template <typename Real>
+template <typename OtherReal>
+void CuMatrixBase<Real>::CopyToMat(MatrixBase<OtherReal>* dst, MatrixTransposeType trans) const {
+  CheckCopyShape("CuMatrix::CopyToMat", dst->NumRows(), dst->NumCols(), num_rows_, num_cols_,
+                 trans);
+  if (Empty()) return;
+  if (std::is_same<Real, OtherReal>::value && trans == kNoTrans) {
+    CopyDeviceToHost2D(dst->Data(), dst->Stride() * sizeof(Real), data_, stride_ * sizeof(Real),
+                       num_cols_ * sizeof(Real), num_rows_);
+    return;
+  }
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    CuMatrix<OtherReal> converted(dst->NumRows(), dst->NumCols(), kUndefined);
+    converted.CopyFromMat(*this, trans);
+    converted.CopyToMat(dst);
+    return;
+  }
+#endif
+  CpuView().CopyToMat(dst, trans);
+}
+
+// ---- fills and element-wise ops ----------------------------------------------------------------
+
+template <typename Real>
+void CuMatrixBase<Real>::SetZero() {
+  if (Empty()) return;
+  internal::ZeroStorage2D(data_, stride_ * sizeof(Real), num_cols_ * sizeof(Real), num_rows_);
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::Set(Real value) {
+  if (Empty()) return;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    LaunchSetMat(Dim(), value, data_, ThisStream());
+    return;
+  }
+#endif
+  CpuView().Set(value);
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::Add(Real value) {
+  if (Empty()) return;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    LaunchAddScalarMat(Dim(), value, data_, ThisStream());
+    return;
+  }
+#endif
+  CpuView().Add(value);
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::Scale(Real alpha) {
+  if (Empty()) return;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    LaunchScaleMat(Dim(), alpha, data_, ThisStream());
+    return;
+  }
+#endif
+  CpuView().Scale(alpha);
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::AddMat(Real alpha, const CuMatrixBase<Real>& A,
+                                MatrixTransposeType trans) {
+  CheckCopyShape("CuMatrix::AddMat", num_rows_, num_cols_, A.NumRows(), A.NumCols(), trans);
+  CUCTX_CHECK(trans == kNoTrans || !Overlaps(data_, num_rows_, num_cols_, stride_, A.Data(),
+                                             A.NumRows(), A.NumCols(), A.Stride()))
+      << "CuMatrix::AddMat: transposed A " << ShapeText(A.NumRows(), A.NumCols())
+      << " overlaps destination " << ShapeText(num_rows_, num_cols_);
+  if (Empty()) return;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    LaunchAddMat(Dim(), alpha, A.Data(), A.Stride(), trans == kTrans, Real(1), data_, ThisStream());
+    return;
+  }
+#endif
+  if (A.Data() == data_ && trans == kNoTrans) {
+    CpuView().Scale(1 + alpha);
+    return;
+  }
+  CpuView().AddMat(alpha, HostView(A), trans);
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::MulElements(const CuMatrixBase<Real>& A) {
+  CheckCopyShape("CuMatrix::MulElements", num_rows_, num_cols_, A.NumRows(), A.NumCols(), kNoTrans);
+  if (Empty()) return;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    LaunchMulElements(Dim(), A.Data(), A.Stride(), data_, ThisStream());
+    return;
+  }
+#endif
+  CpuView().MulElements(HostView(A));
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::DivElements(const CuMatrixBase<Real>& A) {
+  CheckCopyShape("CuMatrix::DivElements", num_rows_, num_cols_, A.NumRows(), A.NumCols(), kNoTrans);
+  if (Empty()) return;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    LaunchDivElements(Dim(), A.Data(), A.Stride(), data_, ThisStream());
+    return;
+  }
+#endif
+  CpuView().DivElements(HostView(A));
+}
+
+// ---- reductions --------------------------------------------------------------------------------
+
+template <typename Real>
+Real CuMatrixBase<Real>::Sum() const {
+  if (Empty()) return 0;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) return DeviceSum(Dim(), data_, false);
+#endif
+  return CpuView().Sum();
+}
+
+template <typename Real>
+Real CuMatrixBase<Real>::FrobeniusNorm() const {
+  if (Empty()) return 0;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) return std::sqrt(DeviceSum(Dim(), data_, true));
+#endif
+  return CpuView().FrobeniusNorm();
+}
+
+template <typename Real>
+bool CuMatrixBase<Real>::ApproxEqual(const CuMatrixBase<Real>& other, float tol) const {
+  CheckCopyShape("CuMatrix::ApproxEqual", num_rows_, num_cols_, other.NumRows(), other.NumCols(),
+                 kNoTrans);
+  CuMatrix<Real> diff(*this);
+  diff.AddMat(-1, other);
+  return diff.FrobeniusNorm() <= static_cast<Real>(tol) * FrobeniusNorm();
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::Write(std::ostream& os, bool binary) const {
+  Matrix<Real> h(num_rows_, num_cols_, kUndefined);
+  CopyToMat(&h);
+  h.Write(os, binary);
+}
+
+// ---- CuMatrix ----------------------------------------------------------------------------------
+
+template <typename Real>
+void CuMatrix<Real>::Resize(MatrixIndexT rows, MatrixIndexT cols, MatrixResizeType resize_type,
+                            MatrixStrideType stride_type) {
+  CUCTX_CHECK(rows >= 0 && cols >= 0)
+      << "CuMatrix::Resize: negative dimension " << ShapeText(rows, cols);
+  if (rows == this->num_rows_ && cols == this->num_cols_ &&
+      (stride_type == kDefaultStride || this->stride_ == cols)) {
+    if (resize_type == kSetZero) this->SetZero();
+    return;
+  }
+  CuMatrix<Real> fresh;
+  fresh.num_rows_ = rows;
+  fresh.num_cols_ = cols;
+  fresh.stride_ = cols;
+  if (rows > 0 && cols > 0) {
+    if (stride_type == kDefaultStride) {
+      size_t pitch = 0;
+      fresh.data_ = static_cast<Real*>(
+          internal::AllocPitchedStorage(cols * sizeof(Real), rows, sizeof(Real), &pitch));
+      fresh.stride_ = static_cast<MatrixIndexT>(pitch / sizeof(Real));
+    } else {
+      fresh.data_ = static_cast<Real*>(
+          internal::AllocStorage(static_cast<size_t>(rows) * cols * sizeof(Real)));
+    }
+  }
+  if (resize_type == kSetZero || resize_type == kCopyData) fresh.SetZero();
+  if (resize_type == kCopyData) {
+    const MatrixIndexT r = std::min(rows, this->num_rows_), c = std::min(cols, this->num_cols_);
+    if (r > 0 && c > 0)
+      internal::CopyStorage2D(fresh.data_, fresh.stride_ * sizeof(Real), this->data_,
+                              this->stride_ * sizeof(Real), c * sizeof(Real), r);
+  }
+  Swap(&fresh);
+}
+
+template <typename Real>
+void CuMatrix<Real>::Swap(CuMatrix<Real>* other) {
+  std::swap(this->data_, other->data_);
+  std::swap(this->num_rows_, other->num_rows_);
+  std::swap(this->num_cols_, other->num_cols_);
+  std::swap(this->stride_, other->stride_);
+}
+
+template <typename Real>
+void CuMatrix<Real>::Swap(Matrix<Real>* other) {
+  Matrix<Real> mine(this->num_rows_, this->num_cols_, kUndefined);
+  this->CopyToMat(&mine);
+  Resize(other->NumRows(), other->NumCols(), kUndefined);
+  this->CopyFromMat(*other);
+  other->Swap(&mine);
+}
+
+template <typename Real>
+void CuMatrix<Real>::Transpose() {
+  CuMatrix<Real> t(*this, kTrans);
+  Swap(&t);
+}
+
+template <typename Real>
+void CuMatrix<Real>::Read(std::istream& is, bool binary) {
+  Matrix<Real> h;
+  h.Read(is, binary);
+  Resize(h.NumRows(), h.NumCols(), kUndefined);
+  this->CopyFromMat(h);
+}
+
+template <typename Real>
+void CuMatrix<Real>::Assign(const CuMatrixBase<Real>& other, MatrixTransposeType trans) {
+  if (Overlaps(this->data_, this->num_rows_, this->num_cols_, this->stride_, other.Data(),
+               other.NumRows(), other.NumCols(), other.Stride()) &&
+      (trans == kTrans || other.Data() != this->data_ || other.Stride() != this->stride_)) {
+    CuMatrix<Real> copy(other, trans);  // `other` views this matrix: copy before reallocating
+    Swap(&copy);
+    return;
+  }
+  ResizeFor(other.NumRows(), other.NumCols(), trans);
+  this->CopyFromMat(other, trans);
+}
+
+template <typename Real>
+void CuMatrix<Real>::Destroy() {
+  internal::FreeStorage(this->data_);
+  this->data_ = nullptr;
+  this->num_rows_ = this->num_cols_ = this->stride_ = 0;
+}
+
+// ---- CuSubMatrix and free functions ------------------------------------------------------------
+
+template <typename Real>
+CuSubMatrix<Real>::CuSubMatrix(const CuMatrixBase<Real>& m, MatrixIndexT ro, MatrixIndexT nr,
+                               MatrixIndexT co, MatrixIndexT nc)
+    : CuMatrixBase<Real>(const_cast<Real*>(m.Data()), nr, nc, m.Stride()) {
+  CUCTX_CHECK(ro >= 0 && nr >= 0 && co >= 0 && nc >= 0 && ro + nr <= m.NumRows() &&
+              co + nc <= m.NumCols())
+      << "CuSubMatrix: rows [" << ro << ", " << ro + nr << ") x cols [" << co << ", " << co + nc
+      << ") outside matrix " << ShapeText(m.NumRows(), m.NumCols());
+  if (nr > 0 && nc > 0) this->data_ += static_cast<size_t>(ro) * m.Stride() + co;
+}
+
+template <typename Real>
+CuSubMatrix<Real>::CuSubMatrix(const Real* data, MatrixIndexT rows, MatrixIndexT cols,
+                               MatrixIndexT stride)
+    : CuMatrixBase<Real>(const_cast<Real*>(data), rows, cols, stride) {
+  CUCTX_CHECK(rows >= 0 && cols >= 0 && stride >= cols)
+      << "CuSubMatrix: bad shape " << ShapeText(rows, cols) << " with stride " << stride;
+}
+
+template <typename Real>
+void AssertEqual(const CuMatrixBase<Real>& A, const CuMatrixBase<Real>& B, float tol) {
+  CUCTX_CHECK(A.ApproxEqual(B, tol))
+      << "AssertEqual: matrices " << ShapeText(A.NumRows(), A.NumCols())
+      << " differ by more than tolerance " << tol;
+}
+
+template <typename Real>
+std::ostream& operator<<(std::ostream& os, const CuMatrixBase<Real>& M) {
+  Matrix<Real> h(M.NumRows(), M.NumCols(), kUndefined);
+  M.CopyToMat(&h);
+  return os << h;
+}
+
+#define CUCTX_INSTANTIATE_MATRIX_(R, O)                                                    \
+  template void CuMatrixBase<R>::CopyFromMat(const CuMatrixBase<O>&, MatrixTransposeType); \
+  template void CuMatrixBase<R>::CopyFromMat(const MatrixBase<O>&, MatrixTransposeType);   \
+  template void CuMatrixBase<R>::CopyToMat(MatrixBase<O>*, MatrixTransposeType) const
+CUCTX_INSTANTIATE_MATRIX_(float, float);
+CUCTX_INSTANTIATE_MATRIX_(float, double);
+CUCTX_INSTANTIATE_MATRIX_(double, float);
+CUCTX_INSTANTIATE_MATRIX_(double, double);
+#undef CUCTX_INSTANTIATE_MATRIX_
+
+template class CuMatrixBase<float>;
+template class CuMatrixBase<double>;
+template class CuMatrix<float>;
+template class CuMatrix<double>;
+template class CuSubMatrix<float>;
+template class CuSubMatrix<double>;
+template void AssertEqual(const CuMatrixBase<float>&, const CuMatrixBase<float>&, float);
+template void AssertEqual(const CuMatrixBase<double>&, const CuMatrixBase<double>&, float);
+template std::ostream& operator<<(std::ostream&, const CuMatrixBase<float>&);
+template std::ostream& operator<<(std::ostream&, const CuMatrixBase<double>&);
+
+}  // namespace cuctx

@@ -1,0 +1,96 @@
+// cudamatrix/cu-storage.cc: raw storage for the Cu containers (device or host, by the GPU mode).
+// SPDX-License-Identifier: Apache-2.0
+#include "cudamatrix/cu-storage.h"
+
+#include "base/error.h"
+#include "cudamatrix/cu-device.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#if CUCTX_HAVE_CUDA
+#include "cudamatrix/cu-check.h"
+
+#include <cuda_runtime.h>
+#endif
+
+namespace cuctx {
+namespace internal {
+
+bool StorageOnDevice() { return CuDevice::Instantiate().Enabled(); }
+
+void* AllocStorage(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  if (StorageOnDevice()) return CuDevice::Instantiate().Malloc(bytes);
+  void* p = std::aligned_alloc(16, (bytes + 15) / 16 * 16);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+void* AllocPitchedStorage(size_t row_bytes, size_t rows, size_t elem_size, size_t* pitch) {
+  *pitch = row_bytes;
+  if (row_bytes == 0 || rows == 0) return nullptr;
+  if (StorageOnDevice()) {
+    void* p = CuDevice::Instantiate().MallocPitch(row_bytes, rows, pitch);
+    CUCTX_ASSERT(*pitch % elem_size == 0);
+    return p;
+  }
+  size_t padded = (row_bytes + 15) / 16 * 16;
+  if (CuDevice::Instantiate().GetDebugStrideMode()) padded += 16;
+  CUCTX_ASSERT(padded % elem_size == 0);
+  *pitch = padded;
+  void* p = std::aligned_alloc(16, padded * rows);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+void FreeStorage(void* p) noexcept {
+  if (p == nullptr) return;
+  if (StorageOnDevice()) {
+    try {
+      CuDevice::Instantiate().Free(p);
+    } catch (const std::exception& e) {
+      CUCTX_WARN << "FreeStorage: " << e.what();
+    }
+    return;
+  }
+  std::free(p);
+}
+
+void ZeroStorage2D(void* p, size_t pitch, size_t row_bytes, size_t rows) {
+  if (row_bytes == 0 || rows == 0) return;
+#if CUCTX_HAVE_CUDA
+  if (StorageOnDevice()) {
+    if (rows == 1 || pitch == row_bytes)
+      CUCTX_CUDA_CHECK(cudaMemsetAsync(p, 0, row_bytes * rows, cudaStreamPerThread));
+    else
+      CUCTX_CUDA_CHECK(cudaMemset2DAsync(p, pitch, 0, row_bytes, rows, cudaStreamPerThread));
+    return;
+  }
+#endif
+  char* c = static_cast<char*>(p);
+  for (size_t r = 0; r < rows; ++r) std::memset(c + r * pitch, 0, row_bytes);
+}
+
+void CopyStorage2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t row_bytes,
+                   size_t rows) {
+  if (row_bytes == 0 || rows == 0 || dst == src) return;
+#if CUCTX_HAVE_CUDA
+  if (StorageOnDevice()) {
+    if (rows == 1 || (dst_pitch == row_bytes && src_pitch == row_bytes))
+      CUCTX_CUDA_CHECK(cudaMemcpyAsync(dst, src, row_bytes * rows, cudaMemcpyDeviceToDevice,
+                                       cudaStreamPerThread));
+    else
+      CUCTX_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows,
+                                         cudaMemcpyDeviceToDevice, cudaStreamPerThread));
+    return;
+  }
+#endif
+  for (size_t r = 0; r < rows; ++r)
+    std::memmove(static_cast<char*>(dst) + r * dst_pitch,
+                 static_cast<const char*>(src) + r * src_pitch, row_bytes);
+}
+
+}  // namespace internal
+}  // namespace cuctx

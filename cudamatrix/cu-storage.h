@@ -1,0 +1,41 @@
+// cudamatrix/cu-storage.h: raw storage for the Cu containers (device or host, by the GPU mode).
+// SPDX-License-Identifier: Apache-2.0
+//
+// Used by CuArray, CuVector and CuMatrix so that the choice "device memory when a GPU is selected,
+// aligned host memory otherwise" is made in one place. All device work is asynchronous on this
+// thread's stream (cudaStreamPerThread). Not meant for use outside cudamatrix/.
+#ifndef CUCTX_CUDAMATRIX_CU_STORAGE_H_
+#define CUCTX_CUDAMATRIX_CU_STORAGE_H_
+
+#include <cstddef>
+
+namespace cuctx {
+namespace internal {
+
+// True when the containers live on the GPU (CuDevice::Instantiate().Enabled()).
+bool StorageOnDevice();
+
+// `bytes` bytes from CuDevice::Malloc in GPU mode, else 16-byte aligned host memory; nullptr for
+// zero bytes. Throws cuctx::OutOfMemory / std::bad_alloc on failure.
+void* AllocStorage(size_t bytes);
+
+// `rows` rows of `row_bytes` bytes; *pitch receives the row pitch in bytes, a multiple of
+// elem_size. GPU mode: CuDevice::MallocPitch (pitch a multiple of 256, larger in debug-stride
+// mode). CPU mode: the pitch is row_bytes rounded up to 16 bytes (one more 16-byte unit in
+// debug-stride mode, so stride != cols is exercised without a GPU too).
+void* AllocPitchedStorage(size_t row_bytes, size_t rows, size_t elem_size, size_t* pitch);
+
+// Releases memory from AllocStorage / AllocPitchedStorage (nullptr is a no-op). Never throws.
+void FreeStorage(void* p) noexcept;
+
+// Sets `rows` rows of `row_bytes` bytes (at `pitch` apart) to zero bytes.
+void ZeroStorage2D(void* p, size_t pitch, size_t row_bytes, size_t rows);
+
+// Copies `rows` rows of `row_bytes` between two storages (device to device in GPU mode).
+void CopyStorage2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t row_bytes,
+                   size_t rows);
+
+}  // namespace internal
+}  // namespace cuctx
+
+#endif  // CUCTX_CUDAMATRIX_CU_STORAGE_H_

@@ -1,0 +1,159 @@
+// cudamatrix/cu-vector.h: CuVectorBase / CuVector / CuSubVector, vectors on the GPU.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef CUCTX_CUDAMATRIX_CU_VECTOR_H_
+#define CUCTX_CUDAMATRIX_CU_VECTOR_H_
+
+#include "cudamatrix/cu-value.h"
+#include "matrix/matrix-common.h"
+#include "matrix/vector.h"
+
+#include <istream>
+#include <ostream>
+
+namespace cuctx {
+
+template <typename Real>
+class CuVector;
+template <typename Real>
+class CuSubVector;
+template <typename Real>
+class CuMatrixBase;
+
+// A contiguous vector of Dim() elements of Real (float or double).
+//
+// Memory: when a GPU is selected (CuDevice::Enabled()) the elements live in device memory from
+// CuDevice::Malloc and every method is asynchronous on this thread's stream (cudaStreamPerThread)
+// unless it returns a value or data to the host, which waits for that stream. Without a GPU the
+// elements live in 16-byte aligned host memory and every method runs the matrix/ Vector operation
+// on a SubVector view of it, so both modes compute the same thing. The mode must not change while
+// vectors exist.
+//
+// CuVectorBase owns nothing; CuVector owns its memory; CuSubVector is a view that must not outlive
+// what it views. Not thread-safe: one thread uses an object at a time. Misuse (dimension mismatch,
+// out-of-range index) throws cuctx::Error naming both dimensions or the bad index.
+template <typename Real>
+class CuVectorBase {
+ public:
+  MatrixIndexT Dim() const { return dim_; }
+  // Device pointer in GPU mode (host pointer otherwise); nullptr when empty.
+  Real* Data() { return data_; }
+  const Real* Data() const { return data_; }
+
+  // Elements [origin, origin + length); throws if outside the vector.
+  CuSubVector<Real> Range(MatrixIndexT origin, MatrixIndexT length);
+  const CuSubVector<Real> Range(MatrixIndexT origin, MatrixIndexT length) const;
+
+  // One element (a transfer per access in GPU mode; see CuValue). Throws on a bad index.
+  CuValue<Real> operator()(MatrixIndexT i);
+  Real operator()(MatrixIndexT i) const;
+
+  // this = src, converting precision (on the device for a Cu source). Throws unless dims match.
+  template <typename OtherReal>
+  void CopyFromVec(const CuVectorBase<OtherReal>& src);
+  template <typename OtherReal>
+  void CopyFromVec(const VectorBase<OtherReal>& src);
+  // *dst = this; waits for the copy. Throws unless dims match.
+  template <typename OtherReal>
+  void CopyToVec(VectorBase<OtherReal>* dst) const;
+
+  void SetZero();
+  void Set(Real value);
+  // this += value, element-wise.
+  void Add(Real value);
+  void Scale(Real alpha);
+  // this = alpha * v + beta * this. v may be this vector.
+  void AddVec(Real alpha, const CuVectorBase<Real>& v, Real beta = 1.0);
+  // this *= v, element-wise.
+  void MulElements(const CuVectorBase<Real>& v);
+
+  // Writes in the Kaldi vector format (through a host Vector).
+  void Write(std::ostream& os, bool binary) const;
+
+ protected:
+  CuVectorBase() = default;
+  CuVectorBase(Real* data, MatrixIndexT dim) : data_(data), dim_(dim) {}
+  CuVectorBase(const CuVectorBase&) = default;
+  CuVectorBase& operator=(const CuVectorBase&) = default;
+  ~CuVectorBase() = default;
+
+  // A host view of the data; only valid without a GPU (the CPU fallback of every method).
+  SubVector<Real> CpuView() const { return SubVector<Real>(data_, dim_); }
+
+  Real* data_ = nullptr;
+  MatrixIndexT dim_ = 0;
+};
+
+// Owns Dim() elements (device memory in GPU mode, host memory otherwise).
+template <typename Real>
+class CuVector : public CuVectorBase<Real> {
+ public:
+  CuVector() = default;
+  explicit CuVector(MatrixIndexT dim, MatrixResizeType resize_type = kSetZero) {
+    Resize(dim, resize_type);
+  }
+  CuVector(const CuVector<Real>& v) : CuVectorBase<Real>() { Assign(v); }
+  explicit CuVector(const CuVectorBase<Real>& v) { Assign(v); }
+  template <typename OtherReal>
+  explicit CuVector(const CuVectorBase<OtherReal>& v) {
+    Resize(v.Dim(), kUndefined);
+    this->CopyFromVec(v);
+  }
+  template <typename OtherReal>
+  explicit CuVector(const VectorBase<OtherReal>& v) {
+    Resize(v.Dim(), kUndefined);
+    this->CopyFromVec(v);
+  }
+  CuVector<Real>& operator=(const CuVector<Real>& v) {
+    if (this != &v) Assign(v);
+    return *this;
+  }
+  CuVector<Real>& operator=(const CuVectorBase<Real>& v) {
+    Assign(v);
+    return *this;
+  }
+  CuVector<Real>& operator=(const VectorBase<Real>& v) {
+    Resize(v.Dim(), kUndefined);
+    this->CopyFromVec(v);
+    return *this;
+  }
+  ~CuVector() { Destroy(); }
+
+  // Changes the dimension. kSetZero zeroes, kUndefined leaves the contents unspecified, kCopyData
+  // keeps the first min(old, new) elements and zeroes the rest. Throws on a negative dim.
+  void Resize(MatrixIndexT dim, MatrixResizeType resize_type = kSetZero);
+  // Exchanges contents with another CuVector (no copy).
+  void Swap(CuVector<Real>* other);
+  // Exchanges contents with a host Vector (copies both ways; waits for the copies).
+  void Swap(Vector<Real>* other);
+  // Reads the Kaldi vector format (through a host Vector), resizing to the data read.
+  void Read(std::istream& is, bool binary);
+
+ private:
+  void Assign(const CuVectorBase<Real>& v);
+  void Destroy();
+};
+
+// A view of a range of a CuVector or of a CuMatrix row; does not own its data.
+template <typename Real>
+class CuSubVector : public CuVectorBase<Real> {
+ public:
+  // Elements [origin, origin + length) of v; throws if the range is outside v.
+  CuSubVector(const CuVectorBase<Real>& v, MatrixIndexT origin, MatrixIndexT length);
+  // A view of `length` elements at data (device memory in GPU mode).
+  CuSubVector(const Real* data, MatrixIndexT length)
+      : CuVectorBase<Real>(const_cast<Real*>(data), length) {}
+  CuSubVector(const CuSubVector<Real>& other) = default;
+  CuSubVector<Real>& operator=(const CuSubVector<Real>&) = delete;
+};
+
+// True when ||a - b|| <= tol * ||a||, as for Vector.
+template <typename Real>
+bool ApproxEqual(const CuVectorBase<Real>& a, const CuVectorBase<Real>& b, float tol = 0.01);
+
+// Prints the vector (through a host copy) in the Kaldi text format.
+template <typename Real>
+std::ostream& operator<<(std::ostream& os, const CuVectorBase<Real>& v);
+
+}  // namespace cuctx
+
+#endif  // CUCTX_CUDAMATRIX_CU_VECTOR_H_
