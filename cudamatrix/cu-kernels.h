@@ -79,6 +79,9 @@ size_t ReduceWorkspaceBytes();
 void LaunchSum(MatrixDim dim, const float* data, bool squares, void* d_work, CuStream stream);
 void LaunchSum(MatrixDim dim, const double* data, bool squares, void* d_work, CuStream stream);
 
+// ---- neural-net family (cu-kernels-nnet.cu) ----------------------------------------------------
+// ---- end of neural-net family -------------------------------------------------------------------
+
 }  // namespace cuctx
 
 #endif  // CUCTX_CUDAMATRIX_CU_KERNELS_H_

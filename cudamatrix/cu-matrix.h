@@ -105,6 +105,12 @@ class CuMatrixBase {
   // Writes in the Kaldi matrix format (through a host Matrix).
   void Write(std::ostream& os, bool binary) const;
 
+  // ---- BLAS family (cu-matrix-blas.cc) ---------------------------------------------------------
+  // ---- end of BLAS family -----------------------------------------------------------------------
+
+  // ---- neural-net family (cu-matrix-nnet.cc) ----------------------------------------------------
+  // ---- end of neural-net family -----------------------------------------------------------------
+
  protected:
   CuMatrixBase() = default;
   CuMatrixBase(Real* data, MatrixIndexT rows, MatrixIndexT cols, MatrixIndexT stride)

@@ -69,6 +69,12 @@ class CuVectorBase {
   // Writes in the Kaldi vector format (through a host Vector).
   void Write(std::ostream& os, bool binary) const;
 
+  // ---- BLAS family (cu-vector-blas.cc) ---------------------------------------------------------
+  // ---- end of BLAS family -----------------------------------------------------------------------
+
+  // ---- reductions and nnet family (cu-vector-nnet.cc) -------------------------------------------
+  // ---- end of reductions and nnet family --------------------------------------------------------
+
  protected:
   CuVectorBase() = default;
   CuVectorBase(Real* data, MatrixIndexT dim) : data_(data), dim_(dim) {}
