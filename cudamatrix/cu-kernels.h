@@ -79,7 +79,66 @@ size_t ReduceWorkspaceBytes();
 void LaunchSum(MatrixDim dim, const float* data, bool squares, void* d_work, CuStream stream);
 void LaunchSum(MatrixDim dim, const double* data, bool squares, void* d_work, CuStream stream);
 
+// ---- BLAS family (cu-kernels-blas.cu) ----------------------------------------------------------
+
+// dst = beta * dst + alpha * diag(v) op(m): row r of op(m) scaled by v[r] (v has dst_dim.rows
+// elements). op = transpose when `trans` (m is then dst_dim.cols x dst_dim.rows). m may equal dst
+// without transposition.
+void LaunchAddDiagVecMat(MatrixDim dst_dim, float alpha, const float* v, const float* m,
+                         int32_t m_stride, bool trans, float beta, float* dst, CuStream stream);
+void LaunchAddDiagVecMat(MatrixDim dst_dim, double alpha, const double* v, const double* m,
+                         int32_t m_stride, bool trans, double beta, double* dst, CuStream stream);
+// dst = beta * dst + alpha * op(m) diag(v): column c scaled by v[c] (v has dst_dim.cols elements).
+void LaunchAddMatDiagVec(MatrixDim dst_dim, float alpha, const float* m, int32_t m_stride,
+                         bool trans, const float* v, float beta, float* dst, CuStream stream);
+void LaunchAddMatDiagVec(MatrixDim dst_dim, double alpha, const double* m, int32_t m_stride,
+                         bool trans, const double* v, double beta, double* dst, CuStream stream);
+// dst[i] = beta * dst[i] + alpha * v[i] * r[i] for i < dim; v or r may equal dst.
+void LaunchAddVecVec(int32_t dim, float alpha, const float* v, const float* r, float beta,
+                     float* dst, CuStream stream);
+void LaunchAddVecVec(int32_t dim, double alpha, const double* v, const double* r, double beta,
+                     double* dst, CuStream stream);
+
 // ---- neural-net family (cu-kernels-nnet.cu) ----------------------------------------------------
+// Element-wise maps of the neural-net family (see LaunchNnetMap).
+enum class NnetMap : int32_t { kSigmoid, kTanh, kSoftHinge, kExp, kLog };
+// dst = f(src) element-wise: sigmoid (exp of non-positive arguments only), tanh, soft hinge
+// log(1 + exp(x)) computed as max(x, 0) + log1p(exp(-|x|)), exp or log. src has dst_dim's shape
+// with row stride src_stride and may equal dst (in-place maps pass dst twice).
+void LaunchNnetMap(MatrixDim dst_dim, NnetMap map, const float* src, int32_t src_stride, float* dst,
+                   CuStream stream);
+void LaunchNnetMap(MatrixDim dst_dim, NnetMap map, const double* src, int32_t src_stride,
+                   double* dst, CuStream stream);
+// dst = diff .* value .* (1 - value) (tanh false) or diff .* (1 - value .^ 2) (tanh true); value
+// and diff have dst_dim's shape and may equal dst.
+void LaunchDiffSigmoidTanh(MatrixDim dst_dim, const float* value, int32_t value_stride,
+                           const float* diff, int32_t diff_stride, bool tanh, float* dst,
+                           CuStream stream);
+void LaunchDiffSigmoidTanh(MatrixDim dst_dim, const double* value, int32_t value_stride,
+                           const double* diff, int32_t diff_stride, bool tanh, double* dst,
+                           CuStream stream);
+// Row-wise softmax (log_output false) or log-softmax of src into dst (dst_dim); one block per row
+// subtracts the row maximum before exponentiating. src may equal dst.
+void LaunchSoftMaxRows(MatrixDim dst_dim, const float* src, int32_t src_stride, bool log_output,
+                       float* dst, CuStream stream);
+void LaunchSoftMaxRows(MatrixDim dst_dim, const double* src, int32_t src_stride, bool log_output,
+                       double* dst, CuStream stream);
+// Reductions along each row.
+enum class RowReduceOp : int32_t { kSum, kMax, kMin };
+// d_out[r] = beta * d_out[r] + alpha * op(row r of data) for every row (d_out is always read, so
+// it must be initialized). One block per row; an empty row reduces to 0, -inf or +inf.
+void LaunchRowReduce(MatrixDim dim, const float* data, RowReduceOp op, float alpha, float beta,
+                     float* d_out, CuStream stream);
+void LaunchRowReduce(MatrixDim dim, const double* data, RowReduceOp op, double alpha, double beta,
+                     double* d_out, CuStream stream);
+// d_out[c] = beta * d_out[c] + alpha * (sum of column c of data); d_out is always read.
+void LaunchColSum(MatrixDim dim, const float* data, float alpha, float beta, float* d_out,
+                  CuStream stream);
+void LaunchColSum(MatrixDim dim, const double* data, double alpha, double beta, double* d_out,
+                  CuStream stream);
+// d_id[r] = column of the largest element of row r, the lowest such column on ties; dim.cols > 0.
+void LaunchFindRowMaxId(MatrixDim dim, const float* data, int32_t* d_id, CuStream stream);
+void LaunchFindRowMaxId(MatrixDim dim, const double* data, int32_t* d_id, CuStream stream);
 // ---- end of neural-net family -------------------------------------------------------------------
 
 }  // namespace cuctx

@@ -18,6 +18,8 @@ template <typename Real>
 class CuMatrix;
 template <typename Real>
 class CuSubMatrix;
+template <typename T>
+class CuArray;  // FindRowMaxId output (cudamatrix/cu-array.h)
 
 // A row-major NumRows() x NumCols() matrix of Real (float or double) whose row r starts
 // Stride() elements after row r - 1 (Stride() >= NumCols()).
@@ -106,9 +108,69 @@ class CuMatrixBase {
   void Write(std::ostream& os, bool binary) const;
 
   // ---- BLAS family (cu-matrix-blas.cc) ---------------------------------------------------------
+  // GPU: cuBLAS on this thread's handle (bound to cudaStreamPerThread; float GEMMs use TF32 only
+  // with --cuda-use-tf32-compute), asynchronous unless a value returns to the host. Row-major
+  // operands are handed to column-major cuBLAS as their transposes, so any stride >= cols works.
+  // Shape mismatches and forbidden aliasing throw cuctx::Error naming the shapes, in both modes.
+
+  // this = beta * this + alpha * op(A) op(B). A and B must not overlap this matrix. An empty
+  // inner dimension gives this = beta * this (zeroed when beta == 0).
+  void AddMatMat(Real alpha, const CuMatrixBase<Real>& A, MatrixTransposeType transA,
+                 const CuMatrixBase<Real>& B, MatrixTransposeType transB, Real beta);
+  // Lower triangle (diagonal included) of this square matrix = beta * this + alpha * op(A) op(A)^T,
+  // as Kaldi: the strict upper triangle is left untouched on both paths (CopyLowerToUpper() on a
+  // host copy, or a later symmetric op, fills it). GPU: one syrk. A must not overlap this matrix.
+  void SymAddMat2(Real alpha, const CuMatrixBase<Real>& A, MatrixTransposeType transA, Real beta);
+  // this = beta * this + alpha * diag(v) op(M) (v.Dim() == NumRows()). M may be this matrix
+  // without transposition; v must not overlap it. GPU: one element-wise kernel.
+  void AddDiagVecMat(Real alpha, const CuVectorBase<Real>& v, const CuMatrixBase<Real>& M,
+                     MatrixTransposeType transM, Real beta = 1.0);
+  // this = beta * this + alpha * op(M) diag(v) (v.Dim() == NumCols()); aliasing as AddDiagVecMat.
+  void AddMatDiagVec(Real alpha, const CuMatrixBase<Real>& M, MatrixTransposeType transM,
+                     const CuVectorBase<Real>& v, Real beta = 1.0);
+  // this += alpha * a b^T (a.Dim() == NumRows(), b.Dim() == NumCols()); GPU: ger. Neither vector
+  // may overlap this matrix.
+  void AddVecVec(Real alpha, const CuVectorBase<Real>& a, const CuVectorBase<Real>& b);
+
+  // Bodies of the free functions TraceMatMat, AddMatMatBatched and VecMatVec below
+  // (cu-matrix-blas.cc); call those, not these.
+  static Real TraceMatMatImpl(const CuMatrixBase<Real>& A, const CuMatrixBase<Real>& B,
+                              MatrixTransposeType trans);
+  static void AddMatMatBatchedImpl(Real alpha, std::vector<CuSubMatrix<Real>*>& C,
+                                   const std::vector<CuSubMatrix<Real>*>& A,
+                                   MatrixTransposeType transA,
+                                   const std::vector<CuSubMatrix<Real>*>& B,
+                                   MatrixTransposeType transB, Real beta);
+  static Real VecMatVecImpl(const CuVectorBase<Real>& v1, const CuMatrixBase<Real>& M,
+                            const CuVectorBase<Real>& v2);
   // ---- end of BLAS family -----------------------------------------------------------------------
 
   // ---- neural-net family (cu-matrix-nnet.cc) ----------------------------------------------------
+  // this = sigmoid(src) (1 / (1 + exp(-x)), exp of non-positive arguments only), tanh(src),
+  // soft hinge log(1 + exp(src)) (stable for large |x|). src has this shape and is either this
+  // matrix (same data and stride) or disjoint from it. Throws cuctx::Error naming both shapes.
+  void Sigmoid(const CuMatrixBase<Real>& src);
+  void Tanh(const CuMatrixBase<Real>& src);
+  void SoftHinge(const CuMatrixBase<Real>& src);
+  // Back-propagation given the forward output `value`: this = diff .* value .* (1 - value)
+  // (sigmoid) or diff .* (1 - value .^ 2) (tanh). value and diff have this shape; each is this
+  // matrix or disjoint from it.
+  void DiffSigmoid(const CuMatrixBase<Real>& value, const CuMatrixBase<Real>& diff);
+  void DiffTanh(const CuMatrixBase<Real>& value, const CuMatrixBase<Real>& diff);
+  // x = exp(x), x = log(x) element-wise (log of x <= 0 gives -inf or NaN).
+  void ApplyExp();
+  void ApplyLog();
+  // Row-wise softmax / log-softmax of src (same shape; src is this matrix or disjoint from it).
+  // GPU: one 256-thread block per row takes the row maximum, then sum exp(x - max), then writes,
+  // so rows of +-1000 stay finite. The Apply forms work in place.
+  void SoftMaxPerRow(const CuMatrixBase<Real>& src);
+  void LogSoftMaxPerRow(const CuMatrixBase<Real>& src);
+  void ApplySoftMaxPerRow();
+  void ApplyLogSoftMaxPerRow();
+  // Resizes *id to NumRows() and sets (*id)[r] to the column of the largest element of row r;
+  // on ties the lowest such column (as Matrix::FindRowMaxId). Throws if there are rows but no
+  // columns. Asynchronous; *id is filled on this thread's stream.
+  void FindRowMaxId(CuArray<int32>* id) const;
   // ---- end of neural-net family -----------------------------------------------------------------
 
  protected:
@@ -130,6 +192,35 @@ class CuMatrixBase {
 };
 
 // Owns a matrix (device memory in GPU mode, host memory otherwise).
+// ---- free functions of the BLAS family (bodies in cu-matrix-blas.cc) ----------------------------
+
+// tr(A op(B)); A op(B) must be square. Waits for the result. GPU: one dot when both are packed and
+// trans == kTrans, else a packed copy of op(B)^T, an element-wise product and a Sum().
+template <typename Real>
+Real TraceMatMat(const CuMatrixBase<Real>& A, const CuMatrixBase<Real>& B,
+                 MatrixTransposeType trans = kNoTrans) {
+  return CuMatrixBase<Real>::TraceMatMatImpl(A, B, trans);
+}
+
+// For each i: *C[i] = beta * *C[i] + alpha * op(*A[i]) op(*B[i]). The vectors have equal sizes; all
+// A[i] (and all B[i], all C[i]) share one shape and stride, and each product is checked as
+// AddMatMat. GPU: one cublasGemmBatchedEx; the pointer arrays are staged through CuDevice::Malloc
+// (an upload that does not wait for the GEMM).
+template <typename Real>
+void AddMatMatBatched(Real alpha, std::vector<CuSubMatrix<Real>*>& C,
+                      const std::vector<CuSubMatrix<Real>*>& A, MatrixTransposeType transA,
+                      const std::vector<CuSubMatrix<Real>*>& B, MatrixTransposeType transB,
+                      Real beta) {
+  CuMatrixBase<Real>::AddMatMatBatchedImpl(alpha, C, A, transA, B, transB, beta);
+}
+
+// v1^T M v2 (v1.Dim() == M.NumRows(), v2.Dim() == M.NumCols()). Waits for the result.
+template <typename Real>
+Real VecMatVec(const CuVectorBase<Real>& v1, const CuMatrixBase<Real>& M,
+               const CuVectorBase<Real>& v2) {
+  return CuMatrixBase<Real>::VecMatVecImpl(v1, M, v2);
+}
+
 template <typename Real>
 class CuMatrix : public CuMatrixBase<Real> {
  public:

@@ -70,9 +70,39 @@ class CuVectorBase {
   void Write(std::ostream& os, bool binary) const;
 
   // ---- BLAS family (cu-vector-blas.cc) ---------------------------------------------------------
+  // GPU: cuBLAS on this thread's handle or a kernel, asynchronous unless a value returns to the
+  // host. Dimension mismatches and forbidden aliasing throw cuctx::Error naming both.
+
+  // this = beta * this + alpha * op(M) v. Neither M nor v may overlap this vector. An empty inner
+  // dimension gives this = beta * this. GPU: gemv.
+  void AddMatVec(Real alpha, const CuMatrixBase<Real>& M, MatrixTransposeType trans,
+                 const CuVectorBase<Real>& v, Real beta);
+  // this = alpha * v .* r + beta * this (element-wise); v or r may be this vector (exactly, not a
+  // shifted overlap). GPU: one element-wise kernel.
+  void AddVecVec(Real alpha, const CuVectorBase<Real>& v, const CuVectorBase<Real>& r, Real beta);
+
+  // The body of the free function VecVec below (cu-vector-blas.cc); call that, not this.
+  static Real VecVecImpl(const CuVectorBase<Real>& a, const CuVectorBase<Real>& b);
   // ---- end of BLAS family -----------------------------------------------------------------------
 
   // ---- reductions and nnet family (cu-vector-nnet.cc) -------------------------------------------
+  // this = beta * this + alpha * (sum of the rows of M); Dim() == M.NumCols(). One pass over M
+  // with no host sync (a 32-column stripe per block). As on the CPU the old contents are always
+  // read (beta == 0 keeps NaNs). M must not overlap this vector. Throws naming both shapes.
+  void AddRowSumMat(Real alpha, const CuMatrixBase<Real>& M, Real beta = 1.0);
+  // this = beta * this + alpha * (sum of the columns of M); Dim() == M.NumRows(). One block per
+  // row of M, no host sync. Old contents and overlap as for AddRowSumMat.
+  void AddColSumMat(Real alpha, const CuMatrixBase<Real>& M, Real beta = 1.0);
+  // Sum of the elements (0 when empty); Max / Min throw on an empty vector. Each waits for the
+  // result.
+  Real Sum() const;
+  Real Max() const;
+  Real Min() const;
+  // In-place softmax x_i = exp(x_i - m) / sum_j exp(x_j - m) (m the maximum) and log-softmax
+  // x_i = x_i - log(sum_j exp(x_j)), both stable for large inputs. Unlike Vector they return
+  // nothing (no host sync). Throw on an empty vector, as Vector does.
+  void ApplySoftMax();
+  void ApplyLogSoftMax();
   // ---- end of reductions and nnet family --------------------------------------------------------
 
  protected:
@@ -90,6 +120,12 @@ class CuVectorBase {
 };
 
 // Owns Dim() elements (device memory in GPU mode, host memory otherwise).
+// The dot product a . b. Throws on a dimension mismatch. Waits for the result. GPU: cuBLAS dot.
+template <typename Real>
+Real VecVec(const CuVectorBase<Real>& a, const CuVectorBase<Real>& b) {
+  return CuVectorBase<Real>::VecVecImpl(a, b);
+}
+
 template <typename Real>
 class CuVector : public CuVectorBase<Real> {
  public:

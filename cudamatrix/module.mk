@@ -8,4 +8,10 @@ cudamatrix_TESTS := cu-device-test.cc cu-allocator-test.cc cu-pinned-test.cc cu-
                     pinned-matrix-test.cc cu-array-test.cc cu-vector-test.cc cu-matrix-test.cc
 cudamatrix_DEPS  := matrix base
 # BLAS family
+cudamatrix_SRCS  += cu-matrix-blas.cc cu-vector-blas.cc
+cudamatrix_CU    += cu-kernels-blas.cu
+cudamatrix_TESTS += cu-matrix-blas-test.cc
 # nnet family
+cudamatrix_SRCS  += cu-matrix-nnet.cc cu-vector-nnet.cc
+cudamatrix_CU    += cu-kernels-nnet.cu
+cudamatrix_TESTS += cu-matrix-nnet-test.cc

@@ -1,0 +1,89 @@
+// cudamatrix/cu-kernels-blas.cu: the BLAS-family kernels cuBLAS has no exact match for
+// (diagonal scalings with beta, element-wise vector products).
+// SPDX-License-Identifier: Apache-2.0
+#include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/cu-matrixdim.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace cuctx {
+namespace {
+
+// dst(r, c) = beta * dst(r, c) + alpha * s * op(m)(r, c), s = v[r] (by_rows) or v[c]. A
+// transposed m is read with stride m_stride along dst's rows: uncoalesced, but these ops are
+// memory-light next to the GEMMs around them, and one simple kernel keeps both paths exact.
+template <typename Real>
+__global__ void AddDiagScaledMatKernel(MatrixDim d, Real alpha, const Real* v, bool by_rows,
+                                       const Real* m, int32_t m_stride, bool trans, Real beta,
+                                       Real* dst) {
+  for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
+    Real* drow = dst + static_cast<size_t>(r) * d.stride;
+    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols;
+         c += gridDim.x * blockDim.x) {
+      const Real in = trans ? m[static_cast<size_t>(c) * m_stride + r]
+                            : m[static_cast<size_t>(r) * m_stride + c];
+      drow[c] = beta * drow[c] + alpha * (by_rows ? v[r] : v[c]) * in;
+    }
+  }
+}
+
+template <typename Real>
+void AddDiagScaledMat(MatrixDim d, Real alpha, const Real* v, bool by_rows, const Real* m,
+                      int32_t m_stride, bool trans, Real beta, Real* dst, CuStream stream) {
+  if (d.rows == 0 || d.cols == 0) return;
+  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
+  AddDiagScaledMatKernel<<<s.grid, s.block, 0, stream>>>(d, alpha, v, by_rows, m, m_stride, trans,
+                                                         beta, dst);
+  CUCTX_CUDA_CHECK_LAUNCH("AddDiagScaledMatKernel");
+}
+
+// dst[i] = beta * dst[i] + alpha * v[i] * r[i]; v or r may be dst (each thread reads its own
+// element before writing it).
+template <typename Real>
+__global__ void AddVecVecKernel(int32_t dim, Real alpha, const Real* v, const Real* r, Real beta,
+                                Real* dst) {
+  for (int32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < dim; i += gridDim.x * blockDim.x)
+    dst[i] = beta * dst[i] + alpha * v[i] * r[i];
+}
+
+template <typename Real>
+void AddVecVec(int32_t dim, Real alpha, const Real* v, const Real* r, Real beta, Real* dst,
+               CuStream stream) {
+  if (dim == 0) return;
+  const int32_t blocks = static_cast<int32_t>(std::min<int64_t>(
+      (static_cast<int64_t>(dim) + kCuElementwiseThreads - 1) / kCuElementwiseThreads, 65535));
+  AddVecVecKernel<<<blocks, kCuElementwiseThreads, 0, stream>>>(dim, alpha, v, r, beta, dst);
+  CUCTX_CUDA_CHECK_LAUNCH("AddVecVecKernel");
+}
+
+}  // namespace
+
+void LaunchAddDiagVecMat(MatrixDim dst_dim, float alpha, const float* v, const float* m,
+                         int32_t m_stride, bool trans, float beta, float* dst, CuStream stream) {
+  AddDiagScaledMat(dst_dim, alpha, v, true, m, m_stride, trans, beta, dst, stream);
+}
+void LaunchAddDiagVecMat(MatrixDim dst_dim, double alpha, const double* v, const double* m,
+                         int32_t m_stride, bool trans, double beta, double* dst, CuStream stream) {
+  AddDiagScaledMat(dst_dim, alpha, v, true, m, m_stride, trans, beta, dst, stream);
+}
+void LaunchAddMatDiagVec(MatrixDim dst_dim, float alpha, const float* m, int32_t m_stride,
+                         bool trans, const float* v, float beta, float* dst, CuStream stream) {
+  AddDiagScaledMat(dst_dim, alpha, v, false, m, m_stride, trans, beta, dst, stream);
+}
+void LaunchAddMatDiagVec(MatrixDim dst_dim, double alpha, const double* m, int32_t m_stride,
+                         bool trans, const double* v, double beta, double* dst, CuStream stream) {
+  AddDiagScaledMat(dst_dim, alpha, v, false, m, m_stride, trans, beta, dst, stream);
+}
+void LaunchAddVecVec(int32_t dim, float alpha, const float* v, const float* r, float beta,
+                     float* dst, CuStream stream) {
+  AddVecVec(dim, alpha, v, r, beta, dst, stream);
+}
+void LaunchAddVecVec(int32_t dim, double alpha, const double* v, const double* r, double beta,
+                     double* dst, CuStream stream) {
+  AddVecVec(dim, alpha, v, r, beta, dst, stream);
+}
+
+}  // namespace cuctx

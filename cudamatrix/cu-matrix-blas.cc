@@ -1,0 +1,344 @@
+// cudamatrix/cu-matrix-blas.cc: the CuMatrixBase BLAS family (cuBLAS on the GPU, matrix/ on the
+// CPU) and its free functions TraceMatMat, AddMatMatBatched and VecMatVec.
+// SPDX-License-Identifier: Apache-2.0
+#include "base/error.h"
+#include "cudamatrix/cu-copy.h"
+#include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/cu-vector.h"
+
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#if CUCTX_HAVE_CUDA
+#include "cudamatrix/cu-blas-wrappers.h"
+#include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-kernels.h"
+#endif
+
+namespace cuctx {
+namespace {
+
+#if CUCTX_HAVE_CUDA
+CuStream ThisStream() { return static_cast<CuStream>(CuDevice::Instantiate().Stream()); }
+cublasHandle_t Handle() { return CuDevice::Instantiate().GetCublasHandle(); }
+// A row-major operand is its own transpose in column-major order, so op(X) of a row-major
+// product maps to the opposite cuBLAS operation on the stored matrix.
+cublasOperation_t CublasOp(MatrixTransposeType t) {
+  return t == kTrans ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+#endif
+
+template <typename Real>
+std::string Shape(const CuMatrixBase<Real>& m) {
+  std::ostringstream os;
+  os << m.NumRows() << "x" << m.NumCols();
+  return os.str();
+}
+const char* TransName(MatrixTransposeType t) { return t == kTrans ? "kTrans" : "kNoTrans"; }
+
+template <typename Real>
+MatrixIndexT OpRows(const CuMatrixBase<Real>& m, MatrixTransposeType t) {
+  return t == kNoTrans ? m.NumRows() : m.NumCols();
+}
+template <typename Real>
+MatrixIndexT OpCols(const CuMatrixBase<Real>& m, MatrixTransposeType t) {
+  return t == kNoTrans ? m.NumCols() : m.NumRows();
+}
+
+// True when two byte spans [a, a + a_bytes) and [b, b + b_bytes) intersect.
+bool SpansOverlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  if (a_bytes == 0 || b_bytes == 0) return false;
+  const char* a0 = static_cast<const char*>(a);
+  const char* b0 = static_cast<const char*>(b);
+  std::less<const char*> lt;
+  return lt(a0, b0 + b_bytes) && lt(b0, a0 + a_bytes);
+}
+template <typename Real>
+size_t SpanBytes(const CuMatrixBase<Real>& m) {
+  if (m.NumRows() == 0 || m.NumCols() == 0) return 0;
+  return (static_cast<size_t>(m.NumRows() - 1) * m.Stride() + m.NumCols()) * sizeof(Real);
+}
+template <typename Real>
+bool Overlap(const CuMatrixBase<Real>& a, const CuMatrixBase<Real>& b) {
+  return SpansOverlap(a.Data(), SpanBytes(a), b.Data(), SpanBytes(b));
+}
+template <typename Real>
+bool Overlap(const CuMatrixBase<Real>& a, const CuVectorBase<Real>& v) {
+  return SpansOverlap(a.Data(), SpanBytes(a), v.Data(),
+                      static_cast<size_t>(v.Dim()) * sizeof(Real));
+}
+template <typename Real>
+bool SameView(const CuMatrixBase<Real>& a, const CuMatrixBase<Real>& b) {
+  return a.Data() == b.Data() && a.NumRows() == b.NumRows() && a.NumCols() == b.NumCols() &&
+         (a.NumRows() <= 1 || a.Stride() == b.Stride());
+}
+
+template <typename Real>
+SubMatrix<Real> Host(const CuMatrixBase<Real>& m) {
+  return SubMatrix<Real>(const_cast<Real*>(m.Data()), m.NumRows(), m.NumCols(), m.Stride());
+}
+template <typename Real>
+SubVector<Real> Host(const CuVectorBase<Real>& v) {
+  return SubVector<Real>(const_cast<Real*>(v.Data()), v.Dim());
+}
+
+// The checks AddMatMat and each AddMatMatBatched entry share.
+template <typename Real>
+void CheckGemm(const char* what, const CuMatrixBase<Real>& C, const CuMatrixBase<Real>& A,
+               MatrixTransposeType transA, const CuMatrixBase<Real>& B,
+               MatrixTransposeType transB) {
+  CUCTX_CHECK(OpRows(A, transA) == C.NumRows() && OpCols(B, transB) == C.NumCols() &&
+              OpCols(A, transA) == OpRows(B, transB))
+      << what << ": shape mismatch: A " << Shape(A) << " (" << TransName(transA) << ") times B "
+      << Shape(B) << " (" << TransName(transB) << ") into " << Shape(C);
+  CUCTX_CHECK(!Overlap(C, A) && !Overlap(C, B))
+      << what << ": output " << Shape(C) << " overlaps input " << (Overlap(C, A) ? "A " : "B ")
+      << (Overlap(C, A) ? Shape(A) : Shape(B));
+}
+
+}  // namespace
+
+template <typename Real>
+void CuMatrixBase<Real>::AddMatMat(Real alpha, const CuMatrixBase<Real>& A,
+                                   MatrixTransposeType transA, const CuMatrixBase<Real>& B,
+                                   MatrixTransposeType transB, Real beta) {
+  CheckGemm("CuMatrix::AddMatMat", *this, A, transA, B, transB);
+  if (Empty()) return;
+  const MatrixIndexT k = OpCols(A, transA);
+  if (k == 0) {  // no product: only the beta scaling (cuBLAS may skip it for k == 0)
+    if (beta == 0)
+      SetZero();
+    else
+      Scale(beta);
+    return;
+  }
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, with the stored row-major
+    // B and A read as column-major B^T and A^T; so B comes first and the ops keep their sense.
+    CUCTX_CUBLAS_CHECK(internal::CublasGemm(Handle(), CublasOp(transB), CublasOp(transA), num_cols_,
+                                            num_rows_, k, alpha, B.Data(), B.Stride(), A.Data(),
+                                            A.Stride(), beta, data_, stride_));
+    return;
+  }
+#endif
+  CpuView().AddMatMat(alpha, Host(A), transA, Host(B), transB, beta);
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::SymAddMat2(Real alpha, const CuMatrixBase<Real>& A,
+                                    MatrixTransposeType transA, Real beta) {
+  CUCTX_CHECK(num_rows_ == num_cols_ && OpRows(A, transA) == num_rows_)
+      << "CuMatrix::SymAddMat2: shape mismatch: this " << Shape(*this)
+      << " must be square with the rows of op(A), A " << Shape(A) << " (" << TransName(transA)
+      << ")";
+  CUCTX_CHECK(!Overlap(*this, A)) << "CuMatrix::SymAddMat2: output " << Shape(*this)
+                                  << " overlaps input A " << Shape(A);
+  if (num_rows_ == 0) return;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    // The row-major lower triangle is the column-major upper one. In column-major terms A is
+    // stored as A^T, so op(A) op(A)^T is A_cm^T A_cm for kNoTrans (CUBLAS_OP_T) and A_cm A_cm^T
+    // for kTrans (CUBLAS_OP_N). syrk with k == 0 scales the triangle by beta, as BLAS specifies.
+    const MatrixIndexT k = OpCols(A, transA);
+    const int lda = A.Stride() > 0 ? A.Stride() : 1;
+    CUCTX_CUBLAS_CHECK(internal::CublasSyrk(
+        Handle(), CUBLAS_FILL_MODE_UPPER, transA == kNoTrans ? CUBLAS_OP_T : CUBLAS_OP_N, num_rows_,
+        k, alpha, A.Data(), lda, beta, data_, stride_));
+    return;
+  }
+#endif
+  CpuView().SymAddMat2(alpha, Host(A), transA, beta);
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::AddDiagVecMat(Real alpha, const CuVectorBase<Real>& v,
+                                       const CuMatrixBase<Real>& M, MatrixTransposeType transM,
+                                       Real beta) {
+  CUCTX_CHECK(OpRows(M, transM) == num_rows_ && OpCols(M, transM) == num_cols_ &&
+              v.Dim() == num_rows_)
+      << "CuMatrix::AddDiagVecMat: shape mismatch: v has dimension " << v.Dim() << ", M is "
+      << Shape(M) << " (" << TransName(transM) << "), this is " << Shape(*this);
+  CUCTX_CHECK(!Overlap(*this, v)) << "CuMatrix::AddDiagVecMat: v (dimension " << v.Dim()
+                                  << ") overlaps this " << Shape(*this);
+  CUCTX_CHECK(!Overlap(*this, M) || (transM == kNoTrans && SameView(*this, M)))
+      << "CuMatrix::AddDiagVecMat: M " << Shape(M) << " (" << TransName(transM)
+      << ") overlaps this " << Shape(*this) << " other than as the same matrix";
+  if (Empty()) return;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    LaunchAddDiagVecMat(Dim(), alpha, v.Data(), M.Data(), M.Stride(), transM == kTrans, beta, data_,
+                        ThisStream());
+    return;
+  }
+#endif
+  CpuView().AddDiagVecMat(alpha, Host(v), Host(M), transM, beta);
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::AddMatDiagVec(Real alpha, const CuMatrixBase<Real>& M,
+                                       MatrixTransposeType transM, const CuVectorBase<Real>& v,
+                                       Real beta) {
+  CUCTX_CHECK(OpRows(M, transM) == num_rows_ && OpCols(M, transM) == num_cols_ &&
+              v.Dim() == num_cols_)
+      << "CuMatrix::AddMatDiagVec: shape mismatch: M is " << Shape(M) << " (" << TransName(transM)
+      << "), v has dimension " << v.Dim() << ", this is " << Shape(*this);
+  CUCTX_CHECK(!Overlap(*this, v)) << "CuMatrix::AddMatDiagVec: v (dimension " << v.Dim()
+                                  << ") overlaps this " << Shape(*this);
+  CUCTX_CHECK(!Overlap(*this, M) || (transM == kNoTrans && SameView(*this, M)))
+      << "CuMatrix::AddMatDiagVec: M " << Shape(M) << " (" << TransName(transM)
+      << ") overlaps this " << Shape(*this) << " other than as the same matrix";
+  if (Empty()) return;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    LaunchAddMatDiagVec(Dim(), alpha, M.Data(), M.Stride(), transM == kTrans, v.Data(), beta, data_,
+                        ThisStream());
+    return;
+  }
+#endif
+  CpuView().AddMatDiagVec(alpha, Host(M), transM, Host(v), beta);
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& a,
+                                   const CuVectorBase<Real>& b) {
+  CUCTX_CHECK(a.Dim() == num_rows_ && b.Dim() == num_cols_)
+      << "CuMatrix::AddVecVec: shape mismatch: a has dimension " << a.Dim() << ", b has dimension "
+      << b.Dim() << ", this is " << Shape(*this);
+  CUCTX_CHECK(!Overlap(*this, a) && !Overlap(*this, b))
+      << "CuMatrix::AddVecVec: an input vector overlaps this " << Shape(*this);
+  if (Empty()) return;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    // Column-major C^T (cols x rows) += alpha * b a^T.
+    CUCTX_CUBLAS_CHECK(internal::CublasGer(Handle(), num_cols_, num_rows_, alpha, b.Data(), 1,
+                                           a.Data(), 1, data_, stride_));
+    return;
+  }
+#endif
+  CpuView().AddVecVec(alpha, Host(a), Host(b));
+}
+
+template <typename Real>
+Real CuMatrixBase<Real>::TraceMatMatImpl(const CuMatrixBase<Real>& A, const CuMatrixBase<Real>& B,
+                                         MatrixTransposeType trans) {
+  CUCTX_CHECK(OpRows(B, trans) == A.NumCols() && OpCols(B, trans) == A.NumRows())
+      << "TraceMatMat: A " << Shape(A) << " times B " << Shape(B) << " (" << TransName(trans)
+      << ") is not square";
+  if (A.Empty()) return 0;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    const bool packed = A.Stride() == A.NumCols() && B.Stride() == B.NumCols();
+    const int64 n = static_cast<int64>(A.NumRows()) * A.NumCols();
+    if (trans == kTrans && packed && n <= (int64{1} << 31) - 1) {
+      // tr(A B^T) = sum of A .* B, one dot over both packed buffers.
+      Real result = 0;
+      CUCTX_CUBLAS_CHECK(
+          internal::CublasDot(Handle(), static_cast<int>(n), A.Data(), 1, B.Data(), 1, &result));
+      return result;
+    }
+    // tr(A op(B)) = sum of A .* op(B)^T: a transposing copy, a product and the reduction.
+    CuMatrix<Real> prod(B, trans == kTrans ? kNoTrans : kTrans);
+    prod.MulElements(A);
+    return prod.Sum();
+  }
+#endif
+  return TraceMatMat(Host(A), Host(B), trans);
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::AddMatMatBatchedImpl(Real alpha, std::vector<CuSubMatrix<Real>*>& C,
+                                              const std::vector<CuSubMatrix<Real>*>& A,
+                                              MatrixTransposeType transA,
+                                              const std::vector<CuSubMatrix<Real>*>& B,
+                                              MatrixTransposeType transB, Real beta) {
+  CUCTX_CHECK(A.size() == C.size() && B.size() == C.size())
+      << "AddMatMatBatched: batch sizes differ: C has " << C.size() << ", A has " << A.size()
+      << ", B has " << B.size();
+  for (size_t i = 0; i < C.size(); ++i) {
+    CUCTX_CHECK(A[i] != nullptr && B[i] != nullptr && C[i] != nullptr)
+        << "AddMatMatBatched: null matrix in batch entry " << i;
+    CheckGemm("AddMatMatBatched", *C[i], *A[i], transA, *B[i], transB);
+    CUCTX_CHECK(SameDimAndStride(*A[i], *A[0]) && SameDimAndStride(*B[i], *B[0]) &&
+                SameDimAndStride(*C[i], *C[0]))
+        << "AddMatMatBatched: entry " << i << " (A " << Shape(*A[i]) << ", B " << Shape(*B[i])
+        << ", C " << Shape(*C[i]) << ") differs in shape or stride from entry 0 (A " << Shape(*A[0])
+        << ", B " << Shape(*B[0]) << ", C " << Shape(*C[0]) << ")";
+  }
+  if (C.empty() || C[0]->Empty()) return;
+#if CUCTX_HAVE_CUDA
+  const MatrixIndexT k = OpCols(*A[0], transA);
+  if (internal::StorageOnDevice() && k > 0) {
+    const size_t n = C.size();
+    // One array [B..., A..., C...] of device pointers; B first, as in AddMatMat.
+    std::vector<const void*> h_ptrs(3 * n);
+    for (size_t i = 0; i < n; ++i) {
+      h_ptrs[i] = B[i]->Data();
+      h_ptrs[n + i] = A[i]->Data();
+      h_ptrs[2 * n + i] = C[i]->Data();
+    }
+    void* d_ptrs = CuDevice::Instantiate().Malloc(h_ptrs.size() * sizeof(void*));
+    // The upload returns once h_ptrs may be freed; the GEMM reads d_ptrs in stream order, and
+    // the allocator hands d_ptrs out again only to work ordered after it on this stream.
+    try {
+      CopyHostToDevice(d_ptrs, h_ptrs.data(), h_ptrs.size() * sizeof(void*));
+      const void* const* d_b = static_cast<const void* const*>(d_ptrs);
+      void* const* d_c = static_cast<void* const*>(d_ptrs) + 2 * n;
+      CUCTX_CUBLAS_CHECK(cublasGemmBatchedEx(
+          Handle(), CublasOp(transB), CublasOp(transA), C[0]->NumCols(), C[0]->NumRows(), k, &alpha,
+          d_b, internal::CublasDataType(Real()), B[0]->Stride(), d_b + n,
+          internal::CublasDataType(Real()), A[0]->Stride(), &beta, d_c,
+          internal::CublasDataType(Real()), C[0]->Stride(), static_cast<int>(n),
+          internal::CublasComputeType(Real()), CUBLAS_GEMM_DEFAULT));
+    } catch (...) {
+      CuDevice::Instantiate().Free(d_ptrs);
+      throw;
+    }
+    CuDevice::Instantiate().Free(d_ptrs);
+    return;
+  }
+#endif
+  for (size_t i = 0; i < C.size(); ++i) C[i]->AddMatMat(alpha, *A[i], transA, *B[i], transB, beta);
+}
+
+template <typename Real>
+Real CuMatrixBase<Real>::VecMatVecImpl(const CuVectorBase<Real>& v1, const CuMatrixBase<Real>& M,
+                                       const CuVectorBase<Real>& v2) {
+  CUCTX_CHECK(v1.Dim() == M.NumRows() && v2.Dim() == M.NumCols())
+      << "VecMatVec: shape mismatch: v1 has dimension " << v1.Dim() << ", M is " << Shape(M)
+      << ", v2 has dimension " << v2.Dim();
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    CuVector<Real> mv(M.NumRows(), kUndefined);
+    mv.AddMatVec(1, M, kNoTrans, v2, 0);
+    return VecVec(v1, mv);
+  }
+#endif
+  return VecMatVec(Host(v1), Host(M), Host(v2));
+}
+
+#define CUCTX_INSTANTIATE_BLAS_(R)                                                                \
+  template void CuMatrixBase<R>::AddMatMat(R, const CuMatrixBase<R>&, MatrixTransposeType,        \
+                                           const CuMatrixBase<R>&, MatrixTransposeType, R);       \
+  template void CuMatrixBase<R>::SymAddMat2(R, const CuMatrixBase<R>&, MatrixTransposeType, R);   \
+  template void CuMatrixBase<R>::AddDiagVecMat(R, const CuVectorBase<R>&, const CuMatrixBase<R>&, \
+                                               MatrixTransposeType, R);                           \
+  template void CuMatrixBase<R>::AddMatDiagVec(R, const CuMatrixBase<R>&, MatrixTransposeType,    \
+                                               const CuVectorBase<R>&, R);                        \
+  template void CuMatrixBase<R>::AddVecVec(R, const CuVectorBase<R>&, const CuVectorBase<R>&);    \
+  template R CuMatrixBase<R>::TraceMatMatImpl(const CuMatrixBase<R>&, const CuMatrixBase<R>&,     \
+                                              MatrixTransposeType);                               \
+  template void CuMatrixBase<R>::AddMatMatBatchedImpl(                                            \
+      R, std::vector<CuSubMatrix<R>*>&, const std::vector<CuSubMatrix<R>*>&, MatrixTransposeType, \
+      const std::vector<CuSubMatrix<R>*>&, MatrixTransposeType, R);                               \
+  template R CuMatrixBase<R>::VecMatVecImpl(const CuVectorBase<R>&, const CuMatrixBase<R>&,       \
+                                            const CuVectorBase<R>&);
+CUCTX_INSTANTIATE_BLAS_(float)
+CUCTX_INSTANTIATE_BLAS_(double)
+#undef CUCTX_INSTANTIATE_BLAS_
+
+}  // namespace cuctx

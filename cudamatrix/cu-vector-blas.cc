@@ -1,0 +1,131 @@
+// cudamatrix/cu-vector-blas.cc: the CuVectorBase BLAS family (cuBLAS or a kernel on the GPU,
+// matrix/ on the CPU) and VecVec.
+// SPDX-License-Identifier: Apache-2.0
+#include "base/error.h"
+#include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/cu-vector.h"
+
+#include <functional>
+
+#if CUCTX_HAVE_CUDA
+#include "cudamatrix/cu-blas-wrappers.h"
+#include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-kernels.h"
+#endif
+
+namespace cuctx {
+namespace {
+
+#if CUCTX_HAVE_CUDA
+CuStream ThisStream() { return static_cast<CuStream>(CuDevice::Instantiate().Stream()); }
+cublasHandle_t Handle() { return CuDevice::Instantiate().GetCublasHandle(); }
+#endif
+
+bool SpansOverlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
+  if (a_bytes == 0 || b_bytes == 0) return false;
+  const char* a0 = static_cast<const char*>(a);
+  const char* b0 = static_cast<const char*>(b);
+  std::less<const char*> lt;
+  return lt(a0, b0 + b_bytes) && lt(b0, a0 + a_bytes);
+}
+template <typename Real>
+bool Overlap(const CuVectorBase<Real>& a, const CuVectorBase<Real>& b) {
+  return SpansOverlap(a.Data(), a.Dim() * sizeof(Real), b.Data(), b.Dim() * sizeof(Real));
+}
+template <typename Real>
+bool Overlap(const CuVectorBase<Real>& a, const CuMatrixBase<Real>& m) {
+  const size_t m_bytes =
+      m.NumRows() == 0 || m.NumCols() == 0
+          ? 0
+          : (static_cast<size_t>(m.NumRows() - 1) * m.Stride() + m.NumCols()) * sizeof(Real);
+  return SpansOverlap(a.Data(), a.Dim() * sizeof(Real), m.Data(), m_bytes);
+}
+
+template <typename Real>
+SubMatrix<Real> Host(const CuMatrixBase<Real>& m) {
+  return SubMatrix<Real>(const_cast<Real*>(m.Data()), m.NumRows(), m.NumCols(), m.Stride());
+}
+template <typename Real>
+SubVector<Real> Host(const CuVectorBase<Real>& v) {
+  return SubVector<Real>(const_cast<Real*>(v.Data()), v.Dim());
+}
+
+}  // namespace
+
+template <typename Real>
+void CuVectorBase<Real>::AddMatVec(Real alpha, const CuMatrixBase<Real>& M,
+                                   MatrixTransposeType trans, const CuVectorBase<Real>& v,
+                                   Real beta) {
+  const MatrixIndexT out_dim = trans == kNoTrans ? M.NumRows() : M.NumCols();
+  const MatrixIndexT in_dim = trans == kNoTrans ? M.NumCols() : M.NumRows();
+  CUCTX_CHECK(out_dim == dim_ && in_dim == v.Dim())
+      << "CuVector::AddMatVec: shape mismatch: M is " << M.NumRows() << "x" << M.NumCols() << " ("
+      << (trans == kTrans ? "kTrans" : "kNoTrans") << "), v has dimension " << v.Dim()
+      << ", this has dimension " << dim_;
+  CUCTX_CHECK(!Overlap(*this, v) && !Overlap(*this, M))
+      << "CuVector::AddMatVec: " << (Overlap(*this, v) ? "v" : "M")
+      << " overlaps the output vector (dimension " << dim_ << ")";
+  if (dim_ == 0) return;
+  if (in_dim == 0) {  // gemv would return without the beta scaling
+    Scale(beta);
+    return;
+  }
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    // The row-major M is the column-major M^T (NumCols() x NumRows(), leading dimension Stride()),
+    // so M v is CUBLAS_OP_T on it and M^T v is CUBLAS_OP_N.
+    CUCTX_CUBLAS_CHECK(internal::CublasGemv(Handle(), trans == kNoTrans ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                            M.NumCols(), M.NumRows(), alpha, M.Data(), M.Stride(),
+                                            v.Data(), 1, beta, data_, 1));
+    return;
+  }
+#endif
+  CpuView().AddMatVec(alpha, Host(M), trans, Host(v), beta);
+}
+
+template <typename Real>
+void CuVectorBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& v,
+                                   const CuVectorBase<Real>& r, Real beta) {
+  CUCTX_CHECK(v.Dim() == dim_ && r.Dim() == dim_)
+      << "CuVector::AddVecVec: dimension mismatch: v " << v.Dim() << ", r " << r.Dim() << ", this "
+      << dim_;
+  CUCTX_CHECK((v.Data() == data_ || !Overlap(*this, v)) &&
+              (r.Data() == data_ || !Overlap(*this, r)))
+      << "CuVector::AddVecVec: an input overlaps this vector (dimension " << dim_
+      << ") without being it";
+  if (dim_ == 0) return;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    LaunchAddVecVec(dim_, alpha, v.Data(), r.Data(), beta, data_, ThisStream());
+    return;
+  }
+#endif
+  CpuView().AddVecVec(alpha, Host(v), Host(r), beta);
+}
+
+template <typename Real>
+Real CuVectorBase<Real>::VecVecImpl(const CuVectorBase<Real>& a, const CuVectorBase<Real>& b) {
+  CUCTX_CHECK(a.Dim() == b.Dim()) << "VecVec: dimension mismatch: " << a.Dim() << " vs " << b.Dim();
+  if (a.Dim() == 0) return 0;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    Real result = 0;  // a host result: cuBLAS waits for the stream before returning
+    CUCTX_CUBLAS_CHECK(internal::CublasDot(Handle(), a.Dim(), a.Data(), 1, b.Data(), 1, &result));
+    return result;
+  }
+#endif
+  return VecVec(Host(a), Host(b));
+}
+
+#define CUCTX_INSTANTIATE_VECTOR_BLAS_(R)                                                         \
+  template void CuVectorBase<R>::AddMatVec(R, const CuMatrixBase<R>&, MatrixTransposeType,        \
+                                           const CuVectorBase<R>&, R);                            \
+  template void CuVectorBase<R>::AddVecVec(R, const CuVectorBase<R>&, const CuVectorBase<R>&, R); \
+  template R CuVectorBase<R>::VecVecImpl(const CuVectorBase<R>&, const CuVectorBase<R>&);
+CUCTX_INSTANTIATE_VECTOR_BLAS_(float)
+CUCTX_INSTANTIATE_VECTOR_BLAS_(double)
+#undef CUCTX_INSTANTIATE_VECTOR_BLAS_
+
+}  // namespace cuctx
