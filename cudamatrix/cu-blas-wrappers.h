@@ -11,10 +11,15 @@
 #define CUCTX_CUDAMATRIX_CU_BLAS_WRAPPERS_H_
 
 #if CUCTX_HAVE_CUDA
+#include "cudamatrix/cu-device.h"
+
 #include <cublas_v2.h>
 
 namespace cuctx {
 namespace internal {
+
+// The calling thread's cuBLAS handle (bound to its cudaStreamPerThread).
+inline cublasHandle_t ThreadCublasHandle() { return CuDevice::Instantiate().GetCublasHandle(); }
 
 inline cublasStatus_t CublasGemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
                                  int m, int n, int k, float alpha, const float* a, int lda,

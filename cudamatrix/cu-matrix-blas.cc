@@ -23,8 +23,6 @@ namespace cuctx {
 namespace {
 
 #if CUCTX_HAVE_CUDA
-CuStream ThisStream() { return static_cast<CuStream>(CuDevice::Instantiate().Stream()); }
-cublasHandle_t Handle() { return CuDevice::Instantiate().GetCublasHandle(); }
 // A row-major operand is its own transpose in column-major order, so op(X) of a row-major
 // product maps to the opposite cuBLAS operation on the stored matrix.
 cublasOperation_t CublasOp(MatrixTransposeType t) {
@@ -120,9 +118,9 @@ void CuMatrixBase<Real>::AddMatMat(Real alpha, const CuMatrixBase<Real>& A,
   if (internal::StorageOnDevice()) {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, with the stored row-major
     // B and A read as column-major B^T and A^T; so B comes first and the ops keep their sense.
-    CUCTX_CUBLAS_CHECK(internal::CublasGemm(Handle(), CublasOp(transB), CublasOp(transA), num_cols_,
-                                            num_rows_, k, alpha, B.Data(), B.Stride(), A.Data(),
-                                            A.Stride(), beta, data_, stride_));
+    CUCTX_CUBLAS_CHECK(internal::CublasGemm(
+        internal::ThreadCublasHandle(), CublasOp(transB), CublasOp(transA), num_cols_, num_rows_, k,
+        alpha, B.Data(), B.Stride(), A.Data(), A.Stride(), beta, data_, stride_));
     return;
   }
 #endif
@@ -146,9 +144,10 @@ void CuMatrixBase<Real>::SymAddMat2(Real alpha, const CuMatrixBase<Real>& A,
     // for kTrans (CUBLAS_OP_N). syrk with k == 0 scales the triangle by beta, as BLAS specifies.
     const MatrixIndexT k = OpCols(A, transA);
     const int lda = A.Stride() > 0 ? A.Stride() : 1;
-    CUCTX_CUBLAS_CHECK(internal::CublasSyrk(
-        Handle(), CUBLAS_FILL_MODE_UPPER, transA == kNoTrans ? CUBLAS_OP_T : CUBLAS_OP_N, num_rows_,
-        k, alpha, A.Data(), lda, beta, data_, stride_));
+    CUCTX_CUBLAS_CHECK(internal::CublasSyrk(internal::ThreadCublasHandle(), CUBLAS_FILL_MODE_UPPER,
+                                            transA == kNoTrans ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                            num_rows_, k, alpha, A.Data(), lda, beta, data_,
+                                            stride_));
     return;
   }
 #endif
@@ -172,7 +171,7 @@ void CuMatrixBase<Real>::AddDiagVecMat(Real alpha, const CuVectorBase<Real>& v,
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
     LaunchAddDiagVecMat(Dim(), alpha, v.Data(), M.Data(), M.Stride(), transM == kTrans, beta, data_,
-                        ThisStream());
+                        internal::ThreadStream());
     return;
   }
 #endif
@@ -196,7 +195,7 @@ void CuMatrixBase<Real>::AddMatDiagVec(Real alpha, const CuMatrixBase<Real>& M,
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
     LaunchAddMatDiagVec(Dim(), alpha, M.Data(), M.Stride(), transM == kTrans, v.Data(), beta, data_,
-                        ThisStream());
+                        internal::ThreadStream());
     return;
   }
 #endif
@@ -215,8 +214,8 @@ void CuMatrixBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& a,
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
     // Column-major C^T (cols x rows) += alpha * b a^T.
-    CUCTX_CUBLAS_CHECK(internal::CublasGer(Handle(), num_cols_, num_rows_, alpha, b.Data(), 1,
-                                           a.Data(), 1, data_, stride_));
+    CUCTX_CUBLAS_CHECK(internal::CublasGer(internal::ThreadCublasHandle(), num_cols_, num_rows_,
+                                           alpha, b.Data(), 1, a.Data(), 1, data_, stride_));
     return;
   }
 #endif
@@ -237,8 +236,8 @@ Real CuMatrixBase<Real>::TraceMatMatImpl(const CuMatrixBase<Real>& A, const CuMa
     if (trans == kTrans && packed && n <= (int64{1} << 31) - 1) {
       // tr(A B^T) = sum of A .* B, one dot over both packed buffers.
       Real result = 0;
-      CUCTX_CUBLAS_CHECK(
-          internal::CublasDot(Handle(), static_cast<int>(n), A.Data(), 1, B.Data(), 1, &result));
+      CUCTX_CUBLAS_CHECK(internal::CublasDot(internal::ThreadCublasHandle(), static_cast<int>(n),
+                                             A.Data(), 1, B.Data(), 1, &result));
       return result;
     }
     // tr(A op(B)) = sum of A .* op(B)^T: a transposing copy, a product and the reduction.
@@ -289,9 +288,9 @@ void CuMatrixBase<Real>::AddMatMatBatchedImpl(Real alpha, std::vector<CuSubMatri
       const void* const* d_b = static_cast<const void* const*>(d_ptrs);
       void* const* d_c = static_cast<void* const*>(d_ptrs) + 2 * n;
       CUCTX_CUBLAS_CHECK(cublasGemmBatchedEx(
-          Handle(), CublasOp(transB), CublasOp(transA), C[0]->NumCols(), C[0]->NumRows(), k, &alpha,
-          d_b, internal::CublasDataType(Real()), B[0]->Stride(), d_b + n,
-          internal::CublasDataType(Real()), A[0]->Stride(), &beta, d_c,
+          internal::ThreadCublasHandle(), CublasOp(transB), CublasOp(transA), C[0]->NumCols(),
+          C[0]->NumRows(), k, &alpha, d_b, internal::CublasDataType(Real()), B[0]->Stride(),
+          d_b + n, internal::CublasDataType(Real()), A[0]->Stride(), &beta, d_c,
           internal::CublasDataType(Real()), C[0]->Stride(), static_cast<int>(n),
           internal::CublasComputeType(Real()), CUBLAS_GEMM_DEFAULT));
     } catch (...) {

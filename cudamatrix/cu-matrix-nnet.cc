@@ -5,6 +5,7 @@
 #include "cudamatrix/cu-array.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-storage.h"
 
 #include <functional>
 
@@ -16,7 +17,6 @@ namespace cuctx {
 namespace {
 
 #if CUCTX_HAVE_CUDA
-CuStream ThisStream() { return static_cast<CuStream>(CuDevice::Instantiate().Stream()); }
 #endif
 
 template <typename Real>
@@ -51,7 +51,8 @@ void CuMatrixBase<Real>::Sigmoid(const CuMatrixBase<Real>& src) {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchNnetMap(Dim(), NnetMap::kSigmoid, src.Data(), src.Stride(), data_, ThisStream());
+    LaunchNnetMap(Dim(), NnetMap::kSigmoid, src.Data(), src.Stride(), data_,
+                  internal::ThreadStream());
     return;
   }
 #endif
@@ -64,7 +65,7 @@ void CuMatrixBase<Real>::Tanh(const CuMatrixBase<Real>& src) {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchNnetMap(Dim(), NnetMap::kTanh, src.Data(), src.Stride(), data_, ThisStream());
+    LaunchNnetMap(Dim(), NnetMap::kTanh, src.Data(), src.Stride(), data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -77,7 +78,8 @@ void CuMatrixBase<Real>::SoftHinge(const CuMatrixBase<Real>& src) {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchNnetMap(Dim(), NnetMap::kSoftHinge, src.Data(), src.Stride(), data_, ThisStream());
+    LaunchNnetMap(Dim(), NnetMap::kSoftHinge, src.Data(), src.Stride(), data_,
+                  internal::ThreadStream());
     return;
   }
 #endif
@@ -93,7 +95,7 @@ void CuMatrixBase<Real>::DiffSigmoid(const CuMatrixBase<Real>& value,
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
     LaunchDiffSigmoidTanh(Dim(), value.Data(), value.Stride(), diff.Data(), diff.Stride(), false,
-                          data_, ThisStream());
+                          data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -108,7 +110,7 @@ void CuMatrixBase<Real>::DiffTanh(const CuMatrixBase<Real>& value, const CuMatri
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
     LaunchDiffSigmoidTanh(Dim(), value.Data(), value.Stride(), diff.Data(), diff.Stride(), true,
-                          data_, ThisStream());
+                          data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -120,7 +122,7 @@ void CuMatrixBase<Real>::ApplyExp() {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchNnetMap(Dim(), NnetMap::kExp, data_, stride_, data_, ThisStream());
+    LaunchNnetMap(Dim(), NnetMap::kExp, data_, stride_, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -132,7 +134,7 @@ void CuMatrixBase<Real>::ApplyLog() {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchNnetMap(Dim(), NnetMap::kLog, data_, stride_, data_, ThisStream());
+    LaunchNnetMap(Dim(), NnetMap::kLog, data_, stride_, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -145,7 +147,7 @@ void CuMatrixBase<Real>::SoftMaxPerRow(const CuMatrixBase<Real>& src) {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchSoftMaxRows(Dim(), src.Data(), src.Stride(), false, data_, ThisStream());
+    LaunchSoftMaxRows(Dim(), src.Data(), src.Stride(), false, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -158,7 +160,7 @@ void CuMatrixBase<Real>::LogSoftMaxPerRow(const CuMatrixBase<Real>& src) {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchSoftMaxRows(Dim(), src.Data(), src.Stride(), true, data_, ThisStream());
+    LaunchSoftMaxRows(Dim(), src.Data(), src.Stride(), true, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -184,7 +186,7 @@ void CuMatrixBase<Real>::FindRowMaxId(CuArray<int32>* id) const {
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchFindRowMaxId(Dim(), data_, id->Data(), ThisStream());
+    LaunchFindRowMaxId(Dim(), data_, id->Data(), internal::ThreadStream());
     return;
   }
 #endif

@@ -23,25 +23,11 @@ namespace cuctx {
 namespace {
 
 #if CUCTX_HAVE_CUDA
-CuStream ThisStream() { return static_cast<CuStream>(CuDevice::Instantiate().Stream()); }
-
-// Scratch for one reduction, returned to the allocator when the result has been read.
-class ReduceWorkspace {
- public:
-  ReduceWorkspace() : data_(internal::AllocStorage(ReduceWorkspaceBytes())) {}
-  ~ReduceWorkspace() { internal::FreeStorage(data_); }
-  ReduceWorkspace(const ReduceWorkspace&) = delete;
-  ReduceWorkspace& operator=(const ReduceWorkspace&) = delete;
-  void* Data() { return data_; }
-
- private:
-  void* data_;
-};
 
 template <typename Real>
 Real DeviceSum(MatrixDim dim, const Real* data, bool squares) {
-  ReduceWorkspace work;
-  LaunchSum(dim, data, squares, work.Data(), ThisStream());
+  internal::ScopedStorage work(ReduceWorkspaceBytes());
+  LaunchSum(dim, data, squares, work.Data(), internal::ThreadStream());
   Real result = 0;
   CopyDeviceToHost(&result, work.Data(), sizeof(Real));  // waits for the stream
   return result;
@@ -171,7 +157,8 @@ void CuMatrixBase<Real>::CopyFromMat(const CuMatrixBase<OtherReal>& src,
                               src.Stride() * sizeof(OtherReal), num_cols_ * sizeof(Real),
                               num_rows_);
     } else {
-      LaunchCopyMat(Dim(), src.Data(), src.Stride(), trans == kTrans, data_, ThisStream());
+      LaunchCopyMat(Dim(), src.Data(), src.Stride(), trans == kTrans, data_,
+                    internal::ThreadStream());
     }
     return;
   }
@@ -237,7 +224,7 @@ void CuMatrixBase<Real>::Set(Real value) {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
-    LaunchSetMat(Dim(), value, data_, ThisStream());
+    LaunchSetMat(Dim(), value, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -249,7 +236,7 @@ void CuMatrixBase<Real>::Add(Real value) {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
-    LaunchAddScalarMat(Dim(), value, data_, ThisStream());
+    LaunchAddScalarMat(Dim(), value, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -261,7 +248,7 @@ void CuMatrixBase<Real>::Scale(Real alpha) {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
-    LaunchScaleMat(Dim(), alpha, data_, ThisStream());
+    LaunchScaleMat(Dim(), alpha, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -279,7 +266,8 @@ void CuMatrixBase<Real>::AddMat(Real alpha, const CuMatrixBase<Real>& A,
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
-    LaunchAddMat(Dim(), alpha, A.Data(), A.Stride(), trans == kTrans, Real(1), data_, ThisStream());
+    LaunchAddMat(Dim(), alpha, A.Data(), A.Stride(), trans == kTrans, Real(1), data_,
+                 internal::ThreadStream());
     return;
   }
 #endif
@@ -296,7 +284,7 @@ void CuMatrixBase<Real>::MulElements(const CuMatrixBase<Real>& A) {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
-    LaunchMulElements(Dim(), A.Data(), A.Stride(), data_, ThisStream());
+    LaunchMulElements(Dim(), A.Data(), A.Stride(), data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -309,7 +297,7 @@ void CuMatrixBase<Real>::DivElements(const CuMatrixBase<Real>& A) {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
-    LaunchDivElements(Dim(), A.Data(), A.Stride(), data_, ThisStream());
+    LaunchDivElements(Dim(), A.Data(), A.Stride(), data_, internal::ThreadStream());
     return;
   }
 #endif

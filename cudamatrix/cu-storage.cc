@@ -18,6 +18,8 @@
 namespace cuctx {
 namespace internal {
 
+CuStream ThreadStream() { return static_cast<CuStream>(CuDevice::Instantiate().Stream()); }
+
 bool StorageOnDevice() { return CuDevice::Instantiate().Enabled(); }
 
 void* AllocStorage(size_t bytes) {

@@ -7,6 +7,8 @@
 #ifndef CUCTX_CUDAMATRIX_CU_STORAGE_H_
 #define CUCTX_CUDAMATRIX_CU_STORAGE_H_
 
+#include "cudamatrix/cu-kernels.h"
+
 #include <cstddef>
 
 namespace cuctx {
@@ -27,6 +29,22 @@ void* AllocPitchedStorage(size_t row_bytes, size_t rows, size_t elem_size, size_
 
 // Releases memory from AllocStorage / AllocPitchedStorage (nullptr is a no-op). Never throws.
 void FreeStorage(void* p) noexcept;
+
+// AllocStorage memory for the duration of a scope (scratch for reductions and the like).
+class ScopedStorage {
+ public:
+  explicit ScopedStorage(size_t bytes) : data_(AllocStorage(bytes)) {}
+  ~ScopedStorage() { FreeStorage(data_); }
+  ScopedStorage(const ScopedStorage&) = delete;
+  ScopedStorage& operator=(const ScopedStorage&) = delete;
+  void* Data() { return data_; }
+
+ private:
+  void* data_;
+};
+
+// The calling thread's stream (cudaStreamPerThread), on which every kernel launcher runs.
+CuStream ThreadStream();
 
 // Sets `rows` rows of `row_bytes` bytes (at `pitch` apart) to zero bytes.
 void ZeroStorage2D(void* p, size_t pitch, size_t row_bytes, size_t rows);

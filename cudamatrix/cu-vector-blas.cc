@@ -19,8 +19,6 @@ namespace cuctx {
 namespace {
 
 #if CUCTX_HAVE_CUDA
-CuStream ThisStream() { return static_cast<CuStream>(CuDevice::Instantiate().Stream()); }
-cublasHandle_t Handle() { return CuDevice::Instantiate().GetCublasHandle(); }
 #endif
 
 bool SpansOverlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
@@ -76,9 +74,9 @@ void CuVectorBase<Real>::AddMatVec(Real alpha, const CuMatrixBase<Real>& M,
   if (internal::StorageOnDevice()) {
     // The row-major M is the column-major M^T (NumCols() x NumRows(), leading dimension Stride()),
     // so M v is CUBLAS_OP_T on it and M^T v is CUBLAS_OP_N.
-    CUCTX_CUBLAS_CHECK(internal::CublasGemv(Handle(), trans == kNoTrans ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                            M.NumCols(), M.NumRows(), alpha, M.Data(), M.Stride(),
-                                            v.Data(), 1, beta, data_, 1));
+    CUCTX_CUBLAS_CHECK(internal::CublasGemv(
+        internal::ThreadCublasHandle(), trans == kNoTrans ? CUBLAS_OP_T : CUBLAS_OP_N, M.NumCols(),
+        M.NumRows(), alpha, M.Data(), M.Stride(), v.Data(), 1, beta, data_, 1));
     return;
   }
 #endif
@@ -98,7 +96,7 @@ void CuVectorBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& v,
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
-    LaunchAddVecVec(dim_, alpha, v.Data(), r.Data(), beta, data_, ThisStream());
+    LaunchAddVecVec(dim_, alpha, v.Data(), r.Data(), beta, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -112,7 +110,8 @@ Real CuVectorBase<Real>::VecVecImpl(const CuVectorBase<Real>& a, const CuVectorB
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
     Real result = 0;  // a host result: cuBLAS waits for the stream before returning
-    CUCTX_CUBLAS_CHECK(internal::CublasDot(Handle(), a.Dim(), a.Data(), 1, b.Data(), 1, &result));
+    CUCTX_CUBLAS_CHECK(internal::CublasDot(internal::ThreadCublasHandle(), a.Dim(), a.Data(), 1,
+                                           b.Data(), 1, &result));
     return result;
   }
 #endif

@@ -19,25 +19,11 @@ namespace cuctx {
 namespace {
 
 #if CUCTX_HAVE_CUDA
-CuStream ThisStream() { return static_cast<CuStream>(CuDevice::Instantiate().Stream()); }
 // A vector is a one-row matrix for the kernels.
 MatrixDim VecDim(MatrixIndexT dim) { return MatrixDim{1, dim, dim}; }
 
-// Device scratch for one reduction result, returned to the allocator after the result is read.
-class Scratch {
- public:
-  explicit Scratch(size_t bytes) : data_(internal::AllocStorage(bytes)) {}
-  ~Scratch() { internal::FreeStorage(data_); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  void* Data() { return data_; }
-
- private:
-  void* data_;
-};
-
 template <typename Real>
-Real ReadBack(Scratch* s) {
+Real ReadBack(internal::ScopedStorage* s) {
   Real result = 0;
   CopyDeviceToHost(&result, s->Data(), sizeof(Real));  // waits for the stream
   return result;
@@ -72,7 +58,7 @@ void CuVectorBase<Real>::AddRowSumMat(Real alpha, const CuMatrixBase<Real>& M, R
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchColSum(M.Dim(), M.Data(), alpha, beta, data_, ThisStream());
+    LaunchColSum(M.Dim(), M.Data(), alpha, beta, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -88,7 +74,8 @@ void CuVectorBase<Real>::AddColSumMat(Real alpha, const CuMatrixBase<Real>& M, R
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchRowReduce(M.Dim(), M.Data(), RowReduceOp::kSum, alpha, beta, data_, ThisStream());
+    LaunchRowReduce(M.Dim(), M.Data(), RowReduceOp::kSum, alpha, beta, data_,
+                    internal::ThreadStream());
     return;
   }
 #endif
@@ -101,8 +88,8 @@ Real CuVectorBase<Real>::Sum() const {
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
     // The multi-block reduction of cu-kernels-reduce.cu; its result is at the workspace start.
-    Scratch work(ReduceWorkspaceBytes());
-    LaunchSum(VecDim(dim_), data_, false, work.Data(), ThisStream());
+    internal::ScopedStorage work(ReduceWorkspaceBytes());
+    LaunchSum(VecDim(dim_), data_, false, work.Data(), internal::ThreadStream());
     return ReadBack<Real>(&work);
   }
 #endif
@@ -114,11 +101,11 @@ Real CuVectorBase<Real>::Max() const {
   CUCTX_CHECK(dim_ > 0) << "CuVector::Max: empty vector";
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    Scratch out(sizeof(Real));
+    internal::ScopedStorage out(sizeof(Real));
     // The reduction computes beta * out + alpha * max, so out must hold a finite value.
-    LaunchFill(out.Data(), 1, sizeof(Real), 0, ThisStream());
+    LaunchFill(out.Data(), 1, sizeof(Real), 0, internal::ThreadStream());
     LaunchRowReduce(VecDim(dim_), data_, RowReduceOp::kMax, Real(1), Real(0),
-                    static_cast<Real*>(out.Data()), ThisStream());
+                    static_cast<Real*>(out.Data()), internal::ThreadStream());
     return ReadBack<Real>(&out);
   }
 #endif
@@ -130,11 +117,11 @@ Real CuVectorBase<Real>::Min() const {
   CUCTX_CHECK(dim_ > 0) << "CuVector::Min: empty vector";
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    Scratch out(sizeof(Real));
+    internal::ScopedStorage out(sizeof(Real));
     // The reduction computes beta * out + alpha * max, so out must hold a finite value.
-    LaunchFill(out.Data(), 1, sizeof(Real), 0, ThisStream());
+    LaunchFill(out.Data(), 1, sizeof(Real), 0, internal::ThreadStream());
     LaunchRowReduce(VecDim(dim_), data_, RowReduceOp::kMin, Real(1), Real(0),
-                    static_cast<Real*>(out.Data()), ThisStream());
+                    static_cast<Real*>(out.Data()), internal::ThreadStream());
     return ReadBack<Real>(&out);
   }
 #endif
@@ -146,7 +133,7 @@ void CuVectorBase<Real>::ApplySoftMax() {
   CUCTX_CHECK(dim_ > 0) << "CuVector::ApplySoftMax: empty vector";
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchSoftMaxRows(VecDim(dim_), data_, dim_, false, data_, ThisStream());
+    LaunchSoftMaxRows(VecDim(dim_), data_, dim_, false, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -158,7 +145,7 @@ void CuVectorBase<Real>::ApplyLogSoftMax() {
   CUCTX_CHECK(dim_ > 0) << "CuVector::ApplyLogSoftMax: empty vector";
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchSoftMaxRows(VecDim(dim_), data_, dim_, true, data_, ThisStream());
+    LaunchSoftMaxRows(VecDim(dim_), data_, dim_, true, data_, internal::ThreadStream());
     return;
   }
 #endif

@@ -20,7 +20,6 @@ namespace cuctx {
 namespace {
 
 #if CUCTX_HAVE_CUDA
-CuStream ThisStream() { return static_cast<CuStream>(CuDevice::Instantiate().Stream()); }
 // A vector is a one-row matrix for the kernels.
 MatrixDim VecDim(MatrixIndexT dim) { return MatrixDim{1, dim, dim}; }
 #endif
@@ -63,7 +62,7 @@ void CuVectorBase<Real>::CopyFromVec(const CuVectorBase<OtherReal>& src) {
     if (std::is_same<Real, OtherReal>::value) {
       internal::CopyStorage2D(data_, 0, src.Data(), 0, dim_ * sizeof(Real), 1);
     } else {
-      LaunchCopyMat(VecDim(dim_), src.Data(), dim_, false, data_, ThisStream());
+      LaunchCopyMat(VecDim(dim_), src.Data(), dim_, false, data_, internal::ThreadStream());
     }
     return;
   }
@@ -120,7 +119,7 @@ void CuVectorBase<Real>::Set(Real value) {
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
-    LaunchSetMat(VecDim(dim_), value, data_, ThisStream());
+    LaunchSetMat(VecDim(dim_), value, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -132,7 +131,7 @@ void CuVectorBase<Real>::Add(Real value) {
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
-    LaunchAddScalarMat(VecDim(dim_), value, data_, ThisStream());
+    LaunchAddScalarMat(VecDim(dim_), value, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -144,7 +143,7 @@ void CuVectorBase<Real>::Scale(Real alpha) {
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
-    LaunchScaleMat(VecDim(dim_), alpha, data_, ThisStream());
+    LaunchScaleMat(VecDim(dim_), alpha, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -157,7 +156,7 @@ void CuVectorBase<Real>::AddVec(Real alpha, const CuVectorBase<Real>& v, Real be
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
-    LaunchAddMat(VecDim(dim_), alpha, v.Data(), dim_, false, beta, data_, ThisStream());
+    LaunchAddMat(VecDim(dim_), alpha, v.Data(), dim_, false, beta, data_, internal::ThreadStream());
     return;
   }
 #endif
@@ -176,7 +175,7 @@ void CuVectorBase<Real>::MulElements(const CuVectorBase<Real>& v) {
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
-    LaunchMulElements(VecDim(dim_), v.Data(), dim_, data_, ThisStream());
+    LaunchMulElements(VecDim(dim_), v.Data(), dim_, data_, internal::ThreadStream());
     return;
   }
 #endif
