@@ -6,6 +6,7 @@
 #include "cudamatrix/cu-vector.h"
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
+#include "tests/cu-matrix-testing.h"
 #include "tests/matrix-testing.h"
 
 #include <algorithm>
@@ -30,35 +31,8 @@ Vector<Real> ToHost(const CuVectorBase<Real>& v) {
   return h;
 }
 
-// A device matrix under test: a whole CuMatrix, or (strided) a view inside a larger one whose
-// border of random sentinels is checked afterwards for stray writes.
 template <typename Real>
-struct Guarded {
-  Guarded(int rows, int cols, bool strided, test::Rng* rng)
-      : top(strided ? 1 : 0),
-        left(strided ? 3 : 0),
-        original(test::RandomMatrix<Real>(rows + (strided ? 2 : 0), cols + (strided ? 8 : 0), rng)),
-        storage(original),
-        view(storage, top, rows, left, cols) {}
-  Matrix<Real> Host() const {
-    return Matrix<Real>(original.Range(top, view.NumRows(), left, view.NumCols()));
-  }
-  ::testing::AssertionResult BorderUnchanged() const {
-    const Matrix<Real> now = ToHost(storage);
-    for (int r = 0; r < now.NumRows(); ++r)
-      for (int c = 0; c < now.NumCols(); ++c) {
-        const bool inside =
-            r >= top && r < top + view.NumRows() && c >= left && c < left + view.NumCols();
-        if (!inside && now(r, c) != original(r, c))
-          return ::testing::AssertionFailure() << "sentinel (" << r << ", " << c << ") changed";
-      }
-    return ::testing::AssertionSuccess();
-  }
-  int top, left;
-  Matrix<Real> original;
-  CuMatrix<Real> storage;
-  CuSubMatrix<Real> view;
-};
+using Guarded = test::GuardedCuMatrix<Real>;
 
 // A device vector of `dim` elements inside a larger one with two sentinels on each side.
 template <typename Real>

@@ -6,6 +6,7 @@
 #include "cudamatrix/cu-vector.h"
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
+#include "tests/cu-matrix-testing.h"
 #include "tests/matrix-testing.h"
 
 #include <algorithm>
@@ -31,36 +32,8 @@ Vector<Real> ToHost(const CuVectorBase<Real>& v) {
   return h;
 }
 
-// A device matrix under test: a whole CuMatrix (packed == !strided) or a view inside a larger one
-// whose border of random sentinels must be unchanged afterwards (catches out-of-bounds writes).
 template <typename Real>
-struct Guarded {
-  Guarded(int rows, int cols, bool strided, test::Rng* rng, double lo = -1, double hi = 1)
-      : top(strided ? 2 : 0),
-        left(strided ? 5 : 0),
-        original(test::RandomMatrix<Real>(rows + (strided ? 3 : 0), cols + (strided ? 7 : 0), rng,
-                                          lo, hi)),
-        storage(original),
-        view(storage, top, rows, left, cols) {}
-  Matrix<Real> Host() const {
-    return Matrix<Real>(original.Range(top, view.NumRows(), left, view.NumCols()));
-  }
-  ::testing::AssertionResult SentinelsIntact() const {
-    const Matrix<Real> now = ToHost(storage);
-    for (int r = 0; r < now.NumRows(); ++r)
-      for (int c = 0; c < now.NumCols(); ++c) {
-        const bool inside =
-            r >= top && r < top + view.NumRows() && c >= left && c < left + view.NumCols();
-        if (!inside && now(r, c) != original(r, c))
-          return ::testing::AssertionFailure() << "sentinel (" << r << ", " << c << ") changed";
-      }
-    return ::testing::AssertionSuccess();
-  }
-  int top, left;
-  Matrix<Real> original;
-  CuMatrix<Real> storage;
-  CuSubMatrix<Real> view;
-};
+using Guarded = test::GuardedCuMatrix<Real>;
 
 template <typename Real>
 bool AllFinite(const MatrixBase<Real>& m) {
@@ -87,13 +60,13 @@ void CheckSrcOp(CuOp cu_op, CpuOp cpu_op, double lo, double hi, double tol) {
     cpu_op(&expected, src.Host());
     cu_op(&out.view, src.view);
     EXPECT_TRUE(test::ExpectNear(ToHost(out.view), expected, tol));
-    EXPECT_TRUE(out.SentinelsIntact());
-    EXPECT_TRUE(src.SentinelsIntact());
+    EXPECT_TRUE(out.BorderUnchanged());
+    EXPECT_TRUE(src.BorderUnchanged());
     EXPECT_TRUE(test::ExpectNear(ToHost(src.view), src.Host(), 0.0)) << "src modified";
     // In place: src is *this.
     cu_op(&src.view, src.view);
     EXPECT_TRUE(test::ExpectNear(ToHost(src.view), expected, tol)) << "in place";
-    EXPECT_TRUE(src.SentinelsIntact());
+    EXPECT_TRUE(src.BorderUnchanged());
   });
 }
 
@@ -169,8 +142,8 @@ TYPED_TEST(CuMatrixNnetTest, ApplySoftMaxPerRowWorksInPlace) {
     b.view.ApplyLogSoftMaxPerRow();
     EXPECT_TRUE(test::ExpectNear(ToHost(a.view), ea, tol));
     EXPECT_TRUE(test::ExpectNear(ToHost(b.view), eb, tol));
-    EXPECT_TRUE(a.SentinelsIntact());
-    EXPECT_TRUE(b.SentinelsIntact());
+    EXPECT_TRUE(a.BorderUnchanged());
+    EXPECT_TRUE(b.BorderUnchanged());
   });
 }
 
@@ -226,14 +199,14 @@ TYPED_TEST(CuMatrixNnetTest, DiffSigmoidAndDiffTanhMatchCpu) {
         out.view.DiffSigmoid(value.view, diff.view);
       }
       EXPECT_TRUE(test::ExpectNear(ToHost(out.view), expected, test::Tol<Real>())) << tanh;
-      EXPECT_TRUE(out.SentinelsIntact());
+      EXPECT_TRUE(out.BorderUnchanged());
     }
     // Output aliasing diff, as back-propagation does in place.
     Matrix<Real> expected = diff.Host();
     expected.DiffSigmoid(value.Host(), expected);
     diff.view.DiffSigmoid(value.view, diff.view);
     EXPECT_TRUE(test::ExpectNear(ToHost(diff.view), expected, test::Tol<Real>())) << "in place";
-    EXPECT_TRUE(diff.SentinelsIntact());
+    EXPECT_TRUE(diff.BorderUnchanged());
   });
 }
 
@@ -343,7 +316,7 @@ TYPED_TEST(CuVectorNnetTest, AddRowSumMatAndAddColSumMatMatchCpu) {
       EXPECT_TRUE(test::ExpectNear(ToHost(cu_row_sum), row_sum, SumTol<Real>(s.rows))) << beta;
       EXPECT_TRUE(test::ExpectNear(ToHost(cu_col_sum), col_sum, SumTol<Real>(s.cols))) << beta;
     }
-    EXPECT_TRUE(m.SentinelsIntact());
+    EXPECT_TRUE(m.BorderUnchanged());
   });
 }
 

@@ -5,6 +5,7 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix-lib.h"
 #include "matrix/matrix.h"
+#include "tests/cu-matrix-testing.h"
 #include "tests/matrix-testing.h"
 
 #include <cmath>
@@ -22,37 +23,8 @@ Matrix<Real> ToHost(const CuMatrixBase<Real>& m) {
   return h;
 }
 
-// A device matrix under test: either a whole CuMatrix or (strided) a view of a larger one with
-// a border of random sentinels around it, checked afterwards for stray writes.
 template <typename Real>
-struct GuardedMatrix {
-  static constexpr int kTop = 1, kLeft = 3, kExtraRows = 2, kExtraCols = 8;
-  GuardedMatrix(int rows, int cols, bool strided, test::Rng* rng, double lo = -1, double hi = 1)
-      : top(strided ? kTop : 0),
-        left(strided ? kLeft : 0),
-        original(test::RandomMatrix<Real>(rows + (strided ? kExtraRows : 0),
-                                          cols + (strided ? kExtraCols : 0), rng, lo, hi)),
-        storage(original),
-        view(storage, top, rows, left, cols) {}
-  Matrix<Real> ViewOnHost() const {
-    return Matrix<Real>(original.Range(top, view.NumRows(), left, view.NumCols()));
-  }
-  ::testing::AssertionResult BorderUnchanged() const {
-    const Matrix<Real> now = ToHost(storage);
-    for (int r = 0; r < now.NumRows(); ++r)
-      for (int c = 0; c < now.NumCols(); ++c) {
-        const bool inside =
-            r >= top && r < top + view.NumRows() && c >= left && c < left + view.NumCols();
-        if (!inside && now(r, c) != original(r, c))
-          return ::testing::AssertionFailure() << "sentinel (" << r << ", " << c << ") changed";
-      }
-    return ::testing::AssertionSuccess();
-  }
-  int top, left;
-  Matrix<Real> original;
-  CuMatrix<Real> storage;
-  CuSubMatrix<Real> view;
-};
+using GuardedMatrix = test::GuardedCuMatrix<Real>;
 
 template <typename Real>
 class CuMatrixTest : public ::testing::Test {};
@@ -70,8 +42,8 @@ void CheckOp(CuOp cu_op, CpuOp cpu_op, double tol, double lo = -1, double hi = 1
   test::ForEachShape([&](const test::Shape& s, bool strided) {
     GuardedMatrix<Real> g(s.rows, s.cols, strided, &rng);
     GuardedMatrix<Real> operand(s.rows, s.cols, !strided, &rng, lo, hi);
-    Matrix<Real> expected = g.ViewOnHost();
-    cpu_op(&expected, operand.ViewOnHost());
+    Matrix<Real> expected = g.Host();
+    cpu_op(&expected, operand.Host());
     cu_op(&g.view, operand.view);
     EXPECT_TRUE(test::ExpectNear(ToHost(g.view), expected, tol));
     EXPECT_TRUE(g.BorderUnchanged());
@@ -199,8 +171,8 @@ TYPED_TEST(CuMatrixTest, TransposedAddMatMatchesCpu) {
   test::ForEachShape([&](const test::Shape& s, bool strided) {
     GuardedMatrix<Real> g(s.rows, s.cols, strided, &rng);
     GuardedMatrix<Real> a(s.cols, s.rows, !strided, &rng);
-    Matrix<Real> expected = g.ViewOnHost();
-    expected.AddMat(1.5, a.ViewOnHost(), kTrans);
+    Matrix<Real> expected = g.Host();
+    expected.AddMat(1.5, a.Host(), kTrans);
     g.view.AddMat(1.5, a.view, kTrans);
     EXPECT_TRUE(test::ExpectNear(ToHost(g.view), expected, test::Tol<Real>()));
     EXPECT_TRUE(g.BorderUnchanged());
@@ -212,7 +184,7 @@ TYPED_TEST(CuMatrixTest, SumAndFrobeniusNormMatchCpu) {
   test::Rng rng = test::MakeRng();
   test::ForEachShape([&](const test::Shape& s, bool strided) {
     GuardedMatrix<Real> g(s.rows, s.cols, strided, &rng);
-    const Matrix<Real> h = g.ViewOnHost();
+    const Matrix<Real> h = g.Host();
     double abs_sum = 0;
     for (int r = 0; r < h.NumRows(); ++r)
       for (int c = 0; c < h.NumCols(); ++c) abs_sum += std::abs(h(r, c));
