@@ -1,7 +1,15 @@
 # bin/module.mk: command-line tools, one per source file. bin_CUDA_TOOLS are built only with CUDA=1
 # (they time CUDA's own calls as baselines).
 bin_TOOLS      := cuda-gpu-available.cc
+
+# matrix tools
+
+# health check
+
 bin_CUDA_TOOLS := cu-allocator-bench.cc
+
+# container benchmark
+
 ifeq ($(CUDA),1)
   bin_TOOLS += $(bin_CUDA_TOOLS)
 endif

@@ -141,6 +141,24 @@ void LaunchFindRowMaxId(MatrixDim dim, const float* data, int32_t* d_id, CuStrea
 void LaunchFindRowMaxId(MatrixDim dim, const double* data, int32_t* d_id, CuStream stream);
 // ---- end of neural-net family -------------------------------------------------------------------
 
+// ---- gather/scatter family (cu-kernels-gather.cu) -----------------------------------------------
+// ---- end of gather/scatter family ---------------------------------------------------------------
+
+// ---- element-wise function family (cu-kernels-functions.cu) -------------------------------------
+// ---- end of element-wise function family --------------------------------------------------------
+
+// ---- vector family (cu-kernels-vector.cu) -------------------------------------------------------
+// ---- end of vector family -----------------------------------------------------------------------
+
+// ---- random, packed and solver helpers (cu-kernels-solve.cu) ------------------------------------
+// ---- end of random, packed and solver helpers ---------------------------------------------------
+
+// ---- sparse family (cu-kernels-sparse.cu) -------------------------------------------------------
+// ---- end of sparse family -----------------------------------------------------------------------
+
+// ---- health-check family (cu-kernels-health.cu) -------------------------------------------------
+// ---- end of health-check family -----------------------------------------------------------------
+
 }  // namespace cuctx
 
 #endif  // CUCTX_CUDAMATRIX_CU_KERNELS_H_

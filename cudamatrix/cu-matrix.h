@@ -173,6 +173,18 @@ class CuMatrixBase {
   void FindRowMaxId(CuArray<int32>* id) const;
   // ---- end of neural-net family -----------------------------------------------------------------
 
+  // ---- gather/scatter family (cu-matrix-gather.cc) ----------------------------------------------
+  // ---- end of gather/scatter family -------------------------------------------------------------
+
+  // ---- element-wise function family and reductions (cu-matrix-functions.cc) ---------------------
+  // ---- end of element-wise function family ------------------------------------------------------
+
+  // ---- random fills, packed copies and solvers (cu-rand.cc, cu-matrix-solve.cc) -----------------
+  // ---- end of random fills, packed copies and solvers -------------------------------------------
+
+  // ---- sparse products (cu-sparse-matrix.cc) ----------------------------------------------------
+  // ---- end of sparse products -------------------------------------------------------------------
+
  protected:
   CuMatrixBase() = default;
   CuMatrixBase(Real* data, MatrixIndexT rows, MatrixIndexT cols, MatrixIndexT stride)

@@ -105,6 +105,12 @@ class CuVectorBase {
   void ApplyLogSoftMax();
   // ---- end of reductions and nnet family --------------------------------------------------------
 
+  // ---- vector family (cu-vector-ops.cc) ---------------------------------------------------------
+  // ---- end of vector family ---------------------------------------------------------------------
+
+  // ---- random fills and packed products (cu-rand.cc, cu-sp-matrix.cc) ---------------------------
+  // ---- end of random fills and packed products --------------------------------------------------
+
  protected:
   CuVectorBase() = default;
   CuVectorBase(Real* data, MatrixIndexT dim) : data_(data), dim_(dim) {}

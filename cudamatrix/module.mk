@@ -15,3 +15,15 @@ cudamatrix_TESTS += cu-matrix-blas-test.cc
 cudamatrix_SRCS  += cu-matrix-nnet.cc cu-vector-nnet.cc
 cudamatrix_CU    += cu-kernels-nnet.cu
 cudamatrix_TESTS += cu-matrix-nnet-test.cc
+
+# gather/scatter family
+
+# element-wise function family
+
+# vector family
+
+# random, packed and solver classes
+
+# sparse family
+
+# health-check family
