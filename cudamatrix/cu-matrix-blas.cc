@@ -5,6 +5,7 @@
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-operand.h"
 #include "cudamatrix/cu-storage.h"
 #include "cudamatrix/cu-vector.h"
 
@@ -30,12 +31,6 @@ cublasOperation_t CublasOp(MatrixTransposeType t) {
 }
 #endif
 
-template <typename Real>
-std::string Shape(const CuMatrixBase<Real>& m) {
-  std::ostringstream os;
-  os << m.NumRows() << "x" << m.NumCols();
-  return os.str();
-}
 const char* TransName(MatrixTransposeType t) { return t == kTrans ? "kTrans" : "kNoTrans"; }
 
 template <typename Real>
@@ -47,42 +42,10 @@ MatrixIndexT OpCols(const CuMatrixBase<Real>& m, MatrixTransposeType t) {
   return t == kNoTrans ? m.NumCols() : m.NumRows();
 }
 
-// True when two byte spans [a, a + a_bytes) and [b, b + b_bytes) intersect.
-bool SpansOverlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
-  if (a_bytes == 0 || b_bytes == 0) return false;
-  const char* a0 = static_cast<const char*>(a);
-  const char* b0 = static_cast<const char*>(b);
-  std::less<const char*> lt;
-  return lt(a0, b0 + b_bytes) && lt(b0, a0 + a_bytes);
-}
-template <typename Real>
-size_t SpanBytes(const CuMatrixBase<Real>& m) {
-  if (m.NumRows() == 0 || m.NumCols() == 0) return 0;
-  return (static_cast<size_t>(m.NumRows() - 1) * m.Stride() + m.NumCols()) * sizeof(Real);
-}
-template <typename Real>
-bool Overlap(const CuMatrixBase<Real>& a, const CuMatrixBase<Real>& b) {
-  return SpansOverlap(a.Data(), SpanBytes(a), b.Data(), SpanBytes(b));
-}
-template <typename Real>
-bool Overlap(const CuMatrixBase<Real>& a, const CuVectorBase<Real>& v) {
-  return SpansOverlap(a.Data(), SpanBytes(a), v.Data(),
-                      static_cast<size_t>(v.Dim()) * sizeof(Real));
-}
-template <typename Real>
-bool SameView(const CuMatrixBase<Real>& a, const CuMatrixBase<Real>& b) {
-  return a.Data() == b.Data() && a.NumRows() == b.NumRows() && a.NumCols() == b.NumCols() &&
-         (a.NumRows() <= 1 || a.Stride() == b.Stride());
-}
-
-template <typename Real>
-SubMatrix<Real> Host(const CuMatrixBase<Real>& m) {
-  return SubMatrix<Real>(const_cast<Real*>(m.Data()), m.NumRows(), m.NumCols(), m.Stride());
-}
-template <typename Real>
-SubVector<Real> Host(const CuVectorBase<Real>& v) {
-  return SubVector<Real>(const_cast<Real*>(v.Data()), v.Dim());
-}
+using internal::HostView;
+using internal::Overlap;
+using internal::SameView;
+using internal::ShapeText;
 
 // The checks AddMatMat and each AddMatMatBatched entry share.
 template <typename Real>
@@ -91,11 +54,11 @@ void CheckGemm(const char* what, const CuMatrixBase<Real>& C, const CuMatrixBase
                MatrixTransposeType transB) {
   CUCTX_CHECK(OpRows(A, transA) == C.NumRows() && OpCols(B, transB) == C.NumCols() &&
               OpCols(A, transA) == OpRows(B, transB))
-      << what << ": shape mismatch: A " << Shape(A) << " (" << TransName(transA) << ") times B "
-      << Shape(B) << " (" << TransName(transB) << ") into " << Shape(C);
+      << what << ": shape mismatch: A " << ShapeText(A) << " (" << TransName(transA) << ") times B "
+      << ShapeText(B) << " (" << TransName(transB) << ") into " << ShapeText(C);
   CUCTX_CHECK(!Overlap(C, A) && !Overlap(C, B))
-      << what << ": output " << Shape(C) << " overlaps input " << (Overlap(C, A) ? "A " : "B ")
-      << (Overlap(C, A) ? Shape(A) : Shape(B));
+      << what << ": output " << ShapeText(C) << " overlaps input " << (Overlap(C, A) ? "A " : "B ")
+      << (Overlap(C, A) ? ShapeText(A) : ShapeText(B));
 }
 
 }  // namespace
@@ -124,18 +87,18 @@ void CuMatrixBase<Real>::AddMatMat(Real alpha, const CuMatrixBase<Real>& A,
     return;
   }
 #endif
-  CpuView().AddMatMat(alpha, Host(A), transA, Host(B), transB, beta);
+  CpuView().AddMatMat(alpha, HostView(A), transA, HostView(B), transB, beta);
 }
 
 template <typename Real>
 void CuMatrixBase<Real>::SymAddMat2(Real alpha, const CuMatrixBase<Real>& A,
                                     MatrixTransposeType transA, Real beta) {
   CUCTX_CHECK(num_rows_ == num_cols_ && OpRows(A, transA) == num_rows_)
-      << "CuMatrix::SymAddMat2: shape mismatch: this " << Shape(*this)
-      << " must be square with the rows of op(A), A " << Shape(A) << " (" << TransName(transA)
+      << "CuMatrix::SymAddMat2: shape mismatch: this " << ShapeText(*this)
+      << " must be square with the rows of op(A), A " << ShapeText(A) << " (" << TransName(transA)
       << ")";
-  CUCTX_CHECK(!Overlap(*this, A)) << "CuMatrix::SymAddMat2: output " << Shape(*this)
-                                  << " overlaps input A " << Shape(A);
+  CUCTX_CHECK(!Overlap(*this, A)) << "CuMatrix::SymAddMat2: output " << ShapeText(*this)
+                                  << " overlaps input A " << ShapeText(A);
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
@@ -151,7 +114,7 @@ void CuMatrixBase<Real>::SymAddMat2(Real alpha, const CuMatrixBase<Real>& A,
     return;
   }
 #endif
-  CpuView().SymAddMat2(alpha, Host(A), transA, beta);
+  CpuView().SymAddMat2(alpha, HostView(A), transA, beta);
 }
 
 template <typename Real>
@@ -161,12 +124,12 @@ void CuMatrixBase<Real>::AddDiagVecMat(Real alpha, const CuVectorBase<Real>& v,
   CUCTX_CHECK(OpRows(M, transM) == num_rows_ && OpCols(M, transM) == num_cols_ &&
               v.Dim() == num_rows_)
       << "CuMatrix::AddDiagVecMat: shape mismatch: v has dimension " << v.Dim() << ", M is "
-      << Shape(M) << " (" << TransName(transM) << "), this is " << Shape(*this);
+      << ShapeText(M) << " (" << TransName(transM) << "), this is " << ShapeText(*this);
   CUCTX_CHECK(!Overlap(*this, v)) << "CuMatrix::AddDiagVecMat: v (dimension " << v.Dim()
-                                  << ") overlaps this " << Shape(*this);
+                                  << ") overlaps this " << ShapeText(*this);
   CUCTX_CHECK(!Overlap(*this, M) || (transM == kNoTrans && SameView(*this, M)))
-      << "CuMatrix::AddDiagVecMat: M " << Shape(M) << " (" << TransName(transM)
-      << ") overlaps this " << Shape(*this) << " other than as the same matrix";
+      << "CuMatrix::AddDiagVecMat: M " << ShapeText(M) << " (" << TransName(transM)
+      << ") overlaps this " << ShapeText(*this) << " other than as the same matrix";
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
@@ -175,7 +138,7 @@ void CuMatrixBase<Real>::AddDiagVecMat(Real alpha, const CuVectorBase<Real>& v,
     return;
   }
 #endif
-  CpuView().AddDiagVecMat(alpha, Host(v), Host(M), transM, beta);
+  CpuView().AddDiagVecMat(alpha, HostView(v), HostView(M), transM, beta);
 }
 
 template <typename Real>
@@ -184,13 +147,13 @@ void CuMatrixBase<Real>::AddMatDiagVec(Real alpha, const CuMatrixBase<Real>& M,
                                        Real beta) {
   CUCTX_CHECK(OpRows(M, transM) == num_rows_ && OpCols(M, transM) == num_cols_ &&
               v.Dim() == num_cols_)
-      << "CuMatrix::AddMatDiagVec: shape mismatch: M is " << Shape(M) << " (" << TransName(transM)
-      << "), v has dimension " << v.Dim() << ", this is " << Shape(*this);
+      << "CuMatrix::AddMatDiagVec: shape mismatch: M is " << ShapeText(M) << " ("
+      << TransName(transM) << "), v has dimension " << v.Dim() << ", this is " << ShapeText(*this);
   CUCTX_CHECK(!Overlap(*this, v)) << "CuMatrix::AddMatDiagVec: v (dimension " << v.Dim()
-                                  << ") overlaps this " << Shape(*this);
+                                  << ") overlaps this " << ShapeText(*this);
   CUCTX_CHECK(!Overlap(*this, M) || (transM == kNoTrans && SameView(*this, M)))
-      << "CuMatrix::AddMatDiagVec: M " << Shape(M) << " (" << TransName(transM)
-      << ") overlaps this " << Shape(*this) << " other than as the same matrix";
+      << "CuMatrix::AddMatDiagVec: M " << ShapeText(M) << " (" << TransName(transM)
+      << ") overlaps this " << ShapeText(*this) << " other than as the same matrix";
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
@@ -199,7 +162,7 @@ void CuMatrixBase<Real>::AddMatDiagVec(Real alpha, const CuMatrixBase<Real>& M,
     return;
   }
 #endif
-  CpuView().AddMatDiagVec(alpha, Host(M), transM, Host(v), beta);
+  CpuView().AddMatDiagVec(alpha, HostView(M), transM, HostView(v), beta);
 }
 
 template <typename Real>
@@ -207,9 +170,9 @@ void CuMatrixBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& a,
                                    const CuVectorBase<Real>& b) {
   CUCTX_CHECK(a.Dim() == num_rows_ && b.Dim() == num_cols_)
       << "CuMatrix::AddVecVec: shape mismatch: a has dimension " << a.Dim() << ", b has dimension "
-      << b.Dim() << ", this is " << Shape(*this);
+      << b.Dim() << ", this is " << ShapeText(*this);
   CUCTX_CHECK(!Overlap(*this, a) && !Overlap(*this, b))
-      << "CuMatrix::AddVecVec: an input vector overlaps this " << Shape(*this);
+      << "CuMatrix::AddVecVec: an input vector overlaps this " << ShapeText(*this);
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
@@ -219,15 +182,15 @@ void CuMatrixBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& a,
     return;
   }
 #endif
-  CpuView().AddVecVec(alpha, Host(a), Host(b));
+  CpuView().AddVecVec(alpha, HostView(a), HostView(b));
 }
 
 template <typename Real>
 Real CuMatrixBase<Real>::TraceMatMatImpl(const CuMatrixBase<Real>& A, const CuMatrixBase<Real>& B,
                                          MatrixTransposeType trans) {
   CUCTX_CHECK(OpRows(B, trans) == A.NumCols() && OpCols(B, trans) == A.NumRows())
-      << "TraceMatMat: A " << Shape(A) << " times B " << Shape(B) << " (" << TransName(trans)
-      << ") is not square";
+      << "TraceMatMat: A " << ShapeText(A) << " times B " << ShapeText(B) << " ("
+      << TransName(trans) << ") is not square";
   if (A.Empty()) return 0;
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
@@ -246,7 +209,7 @@ Real CuMatrixBase<Real>::TraceMatMatImpl(const CuMatrixBase<Real>& A, const CuMa
     return prod.Sum();
   }
 #endif
-  return TraceMatMat(Host(A), Host(B), trans);
+  return TraceMatMat(HostView(A), HostView(B), trans);
 }
 
 template <typename Real>
@@ -264,9 +227,10 @@ void CuMatrixBase<Real>::AddMatMatBatchedImpl(Real alpha, std::vector<CuSubMatri
     CheckGemm("AddMatMatBatched", *C[i], *A[i], transA, *B[i], transB);
     CUCTX_CHECK(SameDimAndStride(*A[i], *A[0]) && SameDimAndStride(*B[i], *B[0]) &&
                 SameDimAndStride(*C[i], *C[0]))
-        << "AddMatMatBatched: entry " << i << " (A " << Shape(*A[i]) << ", B " << Shape(*B[i])
-        << ", C " << Shape(*C[i]) << ") differs in shape or stride from entry 0 (A " << Shape(*A[0])
-        << ", B " << Shape(*B[0]) << ", C " << Shape(*C[0]) << ")";
+        << "AddMatMatBatched: entry " << i << " (A " << ShapeText(*A[i]) << ", B "
+        << ShapeText(*B[i]) << ", C " << ShapeText(*C[i])
+        << ") differs in shape or stride from entry 0 (A " << ShapeText(*A[0]) << ", B "
+        << ShapeText(*B[0]) << ", C " << ShapeText(*C[0]) << ")";
   }
   if (C.empty() || C[0]->Empty()) return;
 #if CUCTX_HAVE_CUDA
@@ -308,7 +272,7 @@ template <typename Real>
 Real CuMatrixBase<Real>::VecMatVecImpl(const CuVectorBase<Real>& v1, const CuMatrixBase<Real>& M,
                                        const CuVectorBase<Real>& v2) {
   CUCTX_CHECK(v1.Dim() == M.NumRows() && v2.Dim() == M.NumCols())
-      << "VecMatVec: shape mismatch: v1 has dimension " << v1.Dim() << ", M is " << Shape(M)
+      << "VecMatVec: shape mismatch: v1 has dimension " << v1.Dim() << ", M is " << ShapeText(M)
       << ", v2 has dimension " << v2.Dim();
 #if CUCTX_HAVE_CUDA
   if (internal::StorageOnDevice()) {
@@ -317,7 +281,7 @@ Real CuMatrixBase<Real>::VecMatVecImpl(const CuVectorBase<Real>& v1, const CuMat
     return VecVec(v1, mv);
   }
 #endif
-  return VecMatVec(Host(v1), Host(M), Host(v2));
+  return VecMatVec(HostView(v1), HostView(M), HostView(v2));
 }
 
 #define CUCTX_INSTANTIATE_BLAS_(R)                                                                \

@@ -5,6 +5,7 @@
 #include "cudamatrix/cu-array.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-operand.h"
 #include "cudamatrix/cu-storage.h"
 
 #include <functional>
@@ -16,38 +17,13 @@
 namespace cuctx {
 namespace {
 
-#if CUCTX_HAVE_CUDA
-#endif
-
-template <typename Real>
-SubMatrix<Real> HostView(const CuMatrixBase<Real>& m) {
-  return SubMatrix<Real>(const_cast<Real*>(m.Data()), m.NumRows(), m.NumCols(), m.Stride());
-}
-
-// The same shape, and `in` is either exactly `out` (same data and stride) or shares no element
-// span with it; in-place kernels are only safe in those two cases.
-template <typename Real>
-void CheckOperand(const char* op, const CuMatrixBase<Real>& out, const CuMatrixBase<Real>& in,
-                  const char* in_name) {
-  CUCTX_CHECK(in.NumRows() == out.NumRows() && in.NumCols() == out.NumCols())
-      << op << ": " << in_name << " " << in.NumRows() << "x" << in.NumCols()
-      << " does not match *this " << out.NumRows() << "x" << out.NumCols();
-  if (out.NumRows() == 0 || out.NumCols() == 0) return;
-  if (in.Data() == out.Data() && in.Stride() == out.Stride()) return;
-  const Real* a0 = out.Data();
-  const Real* a1 = a0 + static_cast<size_t>(out.NumRows() - 1) * out.Stride() + out.NumCols();
-  const Real* b0 = in.Data();
-  const Real* b1 = b0 + static_cast<size_t>(in.NumRows() - 1) * in.Stride() + in.NumCols();
-  std::less<const Real*> lt;
-  CUCTX_CHECK(!(lt(a0, b1) && lt(b0, a1))) << op << ": " << in_name << " partially overlaps *this ("
-                                           << out.NumRows() << "x" << out.NumCols() << ")";
-}
+using internal::HostView;
 
 }  // namespace
 
 template <typename Real>
 void CuMatrixBase<Real>::Sigmoid(const CuMatrixBase<Real>& src) {
-  CheckOperand("CuMatrix::Sigmoid", *this, src, "src");
+  internal::CheckSameShapeOrAlias("CuMatrix::Sigmoid", *this, src, "src");
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
@@ -61,7 +37,7 @@ void CuMatrixBase<Real>::Sigmoid(const CuMatrixBase<Real>& src) {
 
 template <typename Real>
 void CuMatrixBase<Real>::Tanh(const CuMatrixBase<Real>& src) {
-  CheckOperand("CuMatrix::Tanh", *this, src, "src");
+  internal::CheckSameShapeOrAlias("CuMatrix::Tanh", *this, src, "src");
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
@@ -74,7 +50,7 @@ void CuMatrixBase<Real>::Tanh(const CuMatrixBase<Real>& src) {
 
 template <typename Real>
 void CuMatrixBase<Real>::SoftHinge(const CuMatrixBase<Real>& src) {
-  CheckOperand("CuMatrix::SoftHinge", *this, src, "src");
+  internal::CheckSameShapeOrAlias("CuMatrix::SoftHinge", *this, src, "src");
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
@@ -89,8 +65,8 @@ void CuMatrixBase<Real>::SoftHinge(const CuMatrixBase<Real>& src) {
 template <typename Real>
 void CuMatrixBase<Real>::DiffSigmoid(const CuMatrixBase<Real>& value,
                                      const CuMatrixBase<Real>& diff) {
-  CheckOperand("CuMatrix::DiffSigmoid", *this, value, "value");
-  CheckOperand("CuMatrix::DiffSigmoid", *this, diff, "diff");
+  internal::CheckSameShapeOrAlias("CuMatrix::DiffSigmoid", *this, value, "value");
+  internal::CheckSameShapeOrAlias("CuMatrix::DiffSigmoid", *this, diff, "diff");
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
@@ -104,8 +80,8 @@ void CuMatrixBase<Real>::DiffSigmoid(const CuMatrixBase<Real>& value,
 
 template <typename Real>
 void CuMatrixBase<Real>::DiffTanh(const CuMatrixBase<Real>& value, const CuMatrixBase<Real>& diff) {
-  CheckOperand("CuMatrix::DiffTanh", *this, value, "value");
-  CheckOperand("CuMatrix::DiffTanh", *this, diff, "diff");
+  internal::CheckSameShapeOrAlias("CuMatrix::DiffTanh", *this, value, "value");
+  internal::CheckSameShapeOrAlias("CuMatrix::DiffTanh", *this, diff, "diff");
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
@@ -143,7 +119,7 @@ void CuMatrixBase<Real>::ApplyLog() {
 
 template <typename Real>
 void CuMatrixBase<Real>::SoftMaxPerRow(const CuMatrixBase<Real>& src) {
-  CheckOperand("CuMatrix::SoftMaxPerRow", *this, src, "src");
+  internal::CheckSameShapeOrAlias("CuMatrix::SoftMaxPerRow", *this, src, "src");
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
@@ -156,7 +132,7 @@ void CuMatrixBase<Real>::SoftMaxPerRow(const CuMatrixBase<Real>& src) {
 
 template <typename Real>
 void CuMatrixBase<Real>::LogSoftMaxPerRow(const CuMatrixBase<Real>& src) {
-  CheckOperand("CuMatrix::LogSoftMaxPerRow", *this, src, "src");
+  internal::CheckSameShapeOrAlias("CuMatrix::LogSoftMaxPerRow", *this, src, "src");
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-operand.h"
 #include "cudamatrix/cu-storage.h"
 
 #include <algorithm>
@@ -34,24 +35,9 @@ Real DeviceSum(MatrixDim dim, const Real* data, bool squares) {
 }
 #endif
 
-std::string ShapeText(MatrixIndexT rows, MatrixIndexT cols) {
-  std::ostringstream os;
-  os << rows << "x" << cols;
-  return os.str();
-}
-
-// True when the memory spans of two matrices intersect (only then can a transposing op misbehave).
-template <typename A, typename B>
-bool Overlaps(const A* a, MatrixIndexT a_rows, MatrixIndexT a_cols, MatrixIndexT a_stride,
-              const B* b, MatrixIndexT b_rows, MatrixIndexT b_cols, MatrixIndexT b_stride) {
-  if (a_rows == 0 || a_cols == 0 || b_rows == 0 || b_cols == 0) return false;
-  const char* a0 = static_cast<const char*>(static_cast<const void*>(a));
-  const char* b0 = static_cast<const char*>(static_cast<const void*>(b));
-  const char* a1 = a0 + (static_cast<size_t>(a_rows - 1) * a_stride + a_cols) * sizeof(A);
-  const char* b1 = b0 + (static_cast<size_t>(b_rows - 1) * b_stride + b_cols) * sizeof(B);
-  std::less<const char*> lt;
-  return lt(a0, b1) && lt(b0, a1);
-}
+using internal::HostView;
+using internal::Overlap;
+using internal::ShapeText;
 
 // Checks that src (op(src) when transposed) has the destination shape.
 void CheckCopyShape(const char* what, MatrixIndexT dst_rows, MatrixIndexT dst_cols,
@@ -61,11 +47,6 @@ void CheckCopyShape(const char* what, MatrixIndexT dst_rows, MatrixIndexT dst_co
   CUCTX_CHECK(ok) << what << ": source " << ShapeText(src_rows, src_cols)
                   << (trans == kTrans ? " (transposed)" : "") << " does not match destination "
                   << ShapeText(dst_rows, dst_cols);
-}
-
-template <typename Real>
-SubMatrix<Real> HostView(const CuMatrixBase<Real>& m) {
-  return SubMatrix<Real>(const_cast<Real*>(m.Data()), m.NumRows(), m.NumCols(), m.Stride());
 }
 
 }  // namespace
@@ -146,8 +127,7 @@ void CuMatrixBase<Real>::CopyFromMat(const CuMatrixBase<OtherReal>& src,
   const bool same_type = std::is_same<Real, OtherReal>::value;
   const void* src_data = src.Data();
   if (same_type && trans == kNoTrans && src_data == static_cast<const void*>(data_)) return;
-  CUCTX_CHECK(trans == kNoTrans || !Overlaps(data_, num_rows_, num_cols_, stride_, src.Data(),
-                                             src.NumRows(), src.NumCols(), src.Stride()))
+  CUCTX_CHECK(trans == kNoTrans || !Overlap(*this, src))
       << "CuMatrix::CopyFromMat: transposed source " << ShapeText(src.NumRows(), src.NumCols())
       << " overlaps destination " << ShapeText(num_rows_, num_cols_);
 #if CUCTX_HAVE_CUDA
@@ -259,8 +239,7 @@ template <typename Real>
 void CuMatrixBase<Real>::AddMat(Real alpha, const CuMatrixBase<Real>& A,
                                 MatrixTransposeType trans) {
   CheckCopyShape("CuMatrix::AddMat", num_rows_, num_cols_, A.NumRows(), A.NumCols(), trans);
-  CUCTX_CHECK(trans == kNoTrans || !Overlaps(data_, num_rows_, num_cols_, stride_, A.Data(),
-                                             A.NumRows(), A.NumCols(), A.Stride()))
+  CUCTX_CHECK(trans == kNoTrans || !Overlap(*this, A))
       << "CuMatrix::AddMat: transposed A " << ShapeText(A.NumRows(), A.NumCols())
       << " overlaps destination " << ShapeText(num_rows_, num_cols_);
   if (Empty()) return;
@@ -410,8 +389,7 @@ void CuMatrix<Real>::Read(std::istream& is, bool binary) {
 
 template <typename Real>
 void CuMatrix<Real>::Assign(const CuMatrixBase<Real>& other, MatrixTransposeType trans) {
-  if (Overlaps(this->data_, this->num_rows_, this->num_cols_, this->stride_, other.Data(),
-               other.NumRows(), other.NumCols(), other.Stride()) &&
+  if (Overlap(*this, other) &&
       (trans == kTrans || other.Data() != this->data_ || other.Stride() != this->stride_)) {
     CuMatrix<Real> copy(other, trans);  // `other` views this matrix: copy before reallocating
     Swap(&copy);

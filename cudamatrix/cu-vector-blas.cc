@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-operand.h"
 #include "cudamatrix/cu-storage.h"
 #include "cudamatrix/cu-vector.h"
 
@@ -18,37 +19,8 @@
 namespace cuctx {
 namespace {
 
-#if CUCTX_HAVE_CUDA
-#endif
-
-bool SpansOverlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
-  if (a_bytes == 0 || b_bytes == 0) return false;
-  const char* a0 = static_cast<const char*>(a);
-  const char* b0 = static_cast<const char*>(b);
-  std::less<const char*> lt;
-  return lt(a0, b0 + b_bytes) && lt(b0, a0 + a_bytes);
-}
-template <typename Real>
-bool Overlap(const CuVectorBase<Real>& a, const CuVectorBase<Real>& b) {
-  return SpansOverlap(a.Data(), a.Dim() * sizeof(Real), b.Data(), b.Dim() * sizeof(Real));
-}
-template <typename Real>
-bool Overlap(const CuVectorBase<Real>& a, const CuMatrixBase<Real>& m) {
-  const size_t m_bytes =
-      m.NumRows() == 0 || m.NumCols() == 0
-          ? 0
-          : (static_cast<size_t>(m.NumRows() - 1) * m.Stride() + m.NumCols()) * sizeof(Real);
-  return SpansOverlap(a.Data(), a.Dim() * sizeof(Real), m.Data(), m_bytes);
-}
-
-template <typename Real>
-SubMatrix<Real> Host(const CuMatrixBase<Real>& m) {
-  return SubMatrix<Real>(const_cast<Real*>(m.Data()), m.NumRows(), m.NumCols(), m.Stride());
-}
-template <typename Real>
-SubVector<Real> Host(const CuVectorBase<Real>& v) {
-  return SubVector<Real>(const_cast<Real*>(v.Data()), v.Dim());
-}
+using internal::HostView;
+using internal::Overlap;
 
 }  // namespace
 
@@ -80,7 +52,7 @@ void CuVectorBase<Real>::AddMatVec(Real alpha, const CuMatrixBase<Real>& M,
     return;
   }
 #endif
-  CpuView().AddMatVec(alpha, Host(M), trans, Host(v), beta);
+  CpuView().AddMatVec(alpha, HostView(M), trans, HostView(v), beta);
 }
 
 template <typename Real>
@@ -100,7 +72,7 @@ void CuVectorBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& v,
     return;
   }
 #endif
-  CpuView().AddVecVec(alpha, Host(v), Host(r), beta);
+  CpuView().AddVecVec(alpha, HostView(v), HostView(r), beta);
 }
 
 template <typename Real>
@@ -115,7 +87,7 @@ Real CuVectorBase<Real>::VecVecImpl(const CuVectorBase<Real>& a, const CuVectorB
     return result;
   }
 #endif
-  return VecVec(Host(a), Host(b));
+  return VecVec(HostView(a), HostView(b));
 }
 
 #define CUCTX_INSTANTIATE_VECTOR_BLAS_(R)                                                         \

@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-operand.h"
 #include "cudamatrix/cu-vector.h"
 
 #include <functional>
@@ -19,8 +20,7 @@ namespace cuctx {
 namespace {
 
 #if CUCTX_HAVE_CUDA
-// A vector is a one-row matrix for the kernels.
-MatrixDim VecDim(MatrixIndexT dim) { return MatrixDim{1, dim, dim}; }
+using internal::VecDim;
 
 template <typename Real>
 Real ReadBack(internal::ScopedStorage* s) {
@@ -30,10 +30,7 @@ Real ReadBack(internal::ScopedStorage* s) {
 }
 #endif
 
-template <typename Real>
-SubMatrix<Real> HostView(const CuMatrixBase<Real>& m) {
-  return SubMatrix<Real>(const_cast<Real*>(m.Data()), m.NumRows(), m.NumCols(), m.Stride());
-}
+using internal::HostView;
 
 // Throws if the vector's elements share memory with the matrix's span (the kernels read M while
 // writing the vector, as the CPU version forbids).

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-operand.h"
 #include "cudamatrix/cu-storage.h"
 
 #include <algorithm>
@@ -20,8 +21,7 @@ namespace cuctx {
 namespace {
 
 #if CUCTX_HAVE_CUDA
-// A vector is a one-row matrix for the kernels.
-MatrixDim VecDim(MatrixIndexT dim) { return MatrixDim{1, dim, dim}; }
+using internal::VecDim;
 #endif
 
 void CheckSameDim(const char* what, MatrixIndexT a, MatrixIndexT b) {
