@@ -9,6 +9,7 @@ bin_TOOLS      := cuda-gpu-available.cc
 bin_CUDA_TOOLS := cu-allocator-bench.cc
 
 # container benchmark
+bin_CUDA_TOOLS += cu-matrix-bench.cc
 
 ifeq ($(CUDA),1)
   bin_TOOLS += $(bin_CUDA_TOOLS)

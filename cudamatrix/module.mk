@@ -5,7 +5,8 @@ cudamatrix_SRCS  := cu-check.cc cu-device.cc cu-gemm-check.cc cu-allocator.cc \
 cudamatrix_CU    := cu-kernels-misc.cu cu-kernels-copy.cu cu-kernels-elementwise.cu \
                     cu-kernels-reduce.cu
 cudamatrix_TESTS := cu-device-test.cc cu-allocator-test.cc cu-pinned-test.cc cu-copy-test.cc \
-                    pinned-matrix-test.cc cu-array-test.cc cu-vector-test.cc cu-matrix-test.cc
+                    pinned-matrix-test.cc cu-array-test.cc cu-vector-test.cc cu-matrix-test.cc \
+                    cu-multithread-test.cc
 cudamatrix_DEPS  := matrix base
 # BLAS family
 cudamatrix_SRCS  += cu-matrix-blas.cc cu-vector-blas.cc

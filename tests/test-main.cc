@@ -3,6 +3,8 @@
 //
 // CUCTX_TEST_GPU=no|optional|yes (default optional) chooses the device of the main thread; the
 // banner says "GPU: <name>" or "GPU: none (CPU fallback)". Every failing test also prints the seed.
+// CUCTX_TEST_DEBUG_STRIDE=1 turns on CuDevice::SetDebugStrideMode (device matrices get a larger
+// pitch than needed), so code that assumes stride == cols fails.
 #include "base/error.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
@@ -10,8 +12,10 @@
 #include "tests/testing.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <gtest/gtest.h>
 #include <iostream>
+#include <string>
 
 namespace {
 
@@ -32,9 +36,13 @@ int main(int argc, char** argv) {
   try {
     cuctx::CuDevice& device = cuctx::CuDevice::Instantiate();
     device.SelectGpuId(cuctx::test::GpuMode());
-    std::printf("GPU: %s; seed %llu\n",
+    const char* debug_stride = std::getenv("CUCTX_TEST_DEBUG_STRIDE");
+    if (debug_stride != nullptr && std::string(debug_stride) == "1")
+      device.SetDebugStrideMode(true);
+    std::printf("GPU: %s; seed %llu%s\n",
                 device.Enabled() ? device.DeviceName().c_str() : "none (CPU fallback)",
-                static_cast<unsigned long long>(cuctx::test::Seed()));
+                static_cast<unsigned long long>(cuctx::test::Seed()),
+                device.GetDebugStrideMode() ? "; debug stride mode" : "");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "could not select the device (CUCTX_TEST_GPU=%s): %s\n",
                  cuctx::test::GpuMode().c_str(), e.what());

@@ -4,7 +4,9 @@
 # writes one log per step and a summary (last lines of the output).
 # Usage: tools/gpu-test.sh [ROOT]   ROOT holds bin/ and tests/ (a build dir, or an unpacked
 #        tools/gpu-bundle.sh bundle whose lib/ is added to LD_LIBRARY_PATH). Default build/release.
-# Environment: OUT (log dir; default ROOT/gpu-test), SKIP_SANITIZER=1, SKIP_BENCH=1.
+# Environment: OUT (log dir; default ROOT/gpu-test), SKIP_SANITIZER=1, SKIP_BENCH=1,
+#   BENCH='name ...' (run only these bin/*-bench tools), BENCH_ARGS (extra arguments for each bench),
+#   SANITIZE='pattern' (run the sanitizers only on cudamatrix tests whose name matches it).
 set -u
 root=${1:-build/release}
 out=${OUT:-$root/gpu-test}
@@ -31,6 +33,9 @@ cu_tests=$(echo "$tests" | grep /cudamatrix/ || true)
 step "tool cuda-gpu-available" tool.log "$root/bin/cuda-gpu-available" --use-gpu=yes
 step "suite, GPU mode" suite-gpu.log env CUCTX_TEST_GPU=yes BUILD="$out" "$here/run-tests.sh" $tests
 step "suite, CPU mode" suite-cpu.log env CUCTX_TEST_GPU=no BUILD="$out" "$here/run-tests.sh" $tests
+step "cudamatrix, debug stride" suite-debug-stride.log env CUCTX_TEST_GPU=yes CUCTX_TEST_DEBUG_STRIDE=1 \
+  BUILD="$out" "$here/run-tests.sh" $cu_tests
+[ -n "${SANITIZE:-}" ] && cu_tests=$(echo "$cu_tests" | grep -E "$SANITIZE" || true)
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
     for t in $cu_tests; do
@@ -47,7 +52,10 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; t
 fi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   for b in "$root"/bin/*-bench; do
-    [ -x "$b" ] && step "bench $(basename "$b")" "bench-$(basename "$b").log" "$b"
+    name=$(basename "$b")
+    [ -n "${BENCH:-}" ] && ! [[ " $BENCH " == *" $name "* ]] && continue
+    # shellcheck disable=SC2086
+    [ -x "$b" ] && step "bench $name" "bench-$name.log" "$b" ${BENCH_ARGS:-}
   done
 fi
 

@@ -1,0 +1,334 @@
+// bin/cu-matrix-bench.cc: throughput of the Cu container families (copies, element-wise, reductions,
+// softmax, BLAS, host transfers) against cudaMemcpy device-to-device, raw cuBLAS GEMM and pinned
+// cudaMemcpy, all measured in the same run on the same device.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Every op is timed with CUDA events around a batch of calls on this thread's stream, with no
+// synchronisation between calls (ops that return a value to the host, such as Sum, wait by design
+// and are timed that way). Memory-bound ops report GB/s counted as the bytes their definition must
+// read and write (e.g. AddMat: read A, read and write this = 3 matrix sizes) and the ratio to a
+// cudaMemcpy D2D of one matrix (read + write = 2 sizes). This tool calls CUDA and cuBLAS directly
+// on purpose: they are the baselines (tools/lint.sh exempts bin/*-bench.cc).
+#include "base/error.h"
+#include "base/parse-options.h"
+#include "bin/bench-table.h"
+#include "cudamatrix/cu-array.h"
+#include "cudamatrix/cu-blas-wrappers.h"
+#include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-vector.h"
+#include "cudamatrix/pinned-matrix.h"
+#include "matrix/matrix.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace cuctx {
+namespace {
+
+using bench::Row;
+using bench::Table;
+
+// Seconds per call of fn, from CUDA events around a batch on this thread's stream. The batch size
+// is chosen from one timed call so that a case takes about `budget` seconds (3..1000 calls).
+double TimeCalls(const std::function<void()>& fn, double budget) {
+  cudaStream_t stream = cudaStreamPerThread;
+  cudaEvent_t start, stop;
+  CUCTX_CUDA_CHECK(cudaEventCreate(&start));
+  CUCTX_CUDA_CHECK(cudaEventCreate(&stop));
+  auto batch = [&](int calls) {
+    CUCTX_CUDA_CHECK(cudaEventRecord(start, stream));
+    for (int i = 0; i < calls; ++i) fn();
+    CUCTX_CUDA_CHECK(cudaEventRecord(stop, stream));
+    CUCTX_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CUCTX_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return ms * 1e-3 / calls;
+  };
+  batch(1);  // warm-up: first-call costs (handles, workspaces, caches)
+  const double one = batch(1);
+  int calls = one > 0 ? static_cast<int>(budget / one) : 1000;
+  calls = std::max(3, std::min(1000, calls));
+  const double t = batch(calls);
+  CUCTX_CUDA_CHECK(cudaEventDestroy(start));
+  CUCTX_CUDA_CHECK(cudaEventDestroy(stop));
+  return t;
+}
+
+template <typename Real>
+const char* PrecisionName() {
+  return sizeof(Real) == 4 ? "float" : "double";
+}
+
+// One benchmark configuration: a precision and a shape, with its baselines measured once.
+template <typename Real>
+class MatrixBench {
+ public:
+  MatrixBench(MatrixIndexT rows, MatrixIndexT cols, double budget, Table* table)
+      : rows_(rows), cols_(cols), budget_(budget), table_(table) {
+    std::ostringstream os;
+    os << PrecisionName<Real>() << " " << rows << "x" << cols;
+    shape_ = os.str();
+    bytes_ = static_cast<double>(rows) * cols * sizeof(Real);
+  }
+
+  void Run(const std::string& only) {
+    CuMatrix<Real> a(rows_, cols_, kUndefined), b(rows_, cols_, kUndefined),
+        c(rows_, cols_, kUndefined);
+    a.SetZero();
+    a.Add(0.5);
+    b.Set(0.25);
+    c.Set(1.5);
+    MeasureD2D(a, &b);
+    auto want = [&](const char* family) { return only.empty() || only == family; };
+    if (want("copy")) Copies(a, &b);
+    if (want("elementwise")) Elementwise(a, &b, &c);
+    if (want("reduce")) Reductions(a, &b);
+    if (want("softmax")) Softmax(a, &b);
+    if (want("blas")) Blas();
+    if (want("host")) HostCopies(&a);
+  }
+
+ private:
+  // cudaMemcpyAsync D2D of one matrix (its stride-padded span, as a single block).
+  void MeasureD2D(const CuMatrix<Real>& a, CuMatrix<Real>* b) {
+    const size_t span = a.SizeInBytes();
+    const double t = TimeCalls(
+        [&] {
+          CUCTX_CUDA_CHECK(cudaMemcpyAsync(b->Data(), a.Data(), span, cudaMemcpyDeviceToDevice,
+                                           cudaStreamPerThread));
+        },
+        budget_);
+    d2d_gbps_ = 2.0 * static_cast<double>(span) / t / 1e9;
+    table_->Add({"baseline", shape_, "GB/s", d2d_gbps_, "cudaMemcpy D2D", d2d_gbps_, 1.0, ""});
+  }
+
+  // A memory-bound op moving `sizes` matrix sizes per call, against the D2D copy.
+  void Bandwidth(const char* group, const std::string& name, double sizes, const char* target,
+                 const std::function<void()>& fn) {
+    const double t = TimeCalls(fn, budget_);
+    const double gbps = sizes * bytes_ / t / 1e9;
+    table_->Add({group, name + " " + shape_, "GB/s", gbps, "cudaMemcpy D2D", d2d_gbps_,
+                 gbps / d2d_gbps_, target});
+  }
+
+  void Copies(const CuMatrix<Real>& a, CuMatrix<Real>* b) {
+    Bandwidth("copy", "CopyFromMat", 2, "", [&] { b->CopyFromMat(a); });
+    if (rows_ == cols_)
+      Bandwidth("copy", "CopyFromMat(kTrans)", 2, "", [&] { b->CopyFromMat(a, kTrans); });
+    using Other = typename std::conditional<sizeof(Real) == 4, double, float>::type;
+    CuMatrix<Other> o(rows_, cols_, kUndefined);
+    // Reads sizeof(Other) bytes and writes sizeof(Real) per element.
+    const double sizes = 1.0 + static_cast<double>(sizeof(Other)) / sizeof(Real);
+    Bandwidth("copy", std::string("CopyFromMat(") + PrecisionName<Other>() + ")", sizes, "",
+              [&] { b->CopyFromMat(o); });
+    Bandwidth("copy", "SetZero", 1, "", [&] { b->SetZero(); });
+    Bandwidth("copy", "Set", 1, "", [&] { b->Set(2.0); });
+  }
+
+  void Elementwise(const CuMatrix<Real>& a, CuMatrix<Real>* b, CuMatrix<Real>* c) {
+    const char* t = ">= 0.85";
+    Bandwidth("elementwise", "Scale", 2, t, [&] { b->Scale(1.0); });
+    Bandwidth("elementwise", "Add", 2, t, [&] { b->Add(0.0); });
+    Bandwidth("elementwise", "AddMat", 3, t, [&] { b->AddMat(0.5, a); });
+    Bandwidth("elementwise", "MulElements", 3, t, [&] { c->MulElements(a); });
+    Bandwidth("elementwise", "DivElements", 3, t, [&] { c->DivElements(a); });
+    Bandwidth("elementwise", "Sigmoid", 2, t, [&] { b->Sigmoid(a); });
+    Bandwidth("elementwise", "Tanh", 2, t, [&] { b->Tanh(a); });
+    Bandwidth("elementwise", "ApplyExp", 2, t, [&] { b->ApplyExp(); });
+    Bandwidth("elementwise", "DiffSigmoid", 3, t, [&] { c->DiffSigmoid(a, *b); });
+    CuVector<Real> col(cols_), row(rows_);
+    col.Set(1.0);
+    row.Set(1.0);
+    Bandwidth("elementwise", "AddDiagVecMat", 2, t, [&] { c->AddDiagVecMat(1.0, row, a, kNoTrans, 0.0); });
+    Bandwidth("elementwise", "AddMatDiagVec", 2, t, [&] { c->AddMatDiagVec(1.0, a, kNoTrans, col, 0.0); });
+  }
+
+  void Reductions(const CuMatrix<Real>& a, CuMatrix<Real>* b) {
+    const char* t = ">= 0.75";
+    Bandwidth("reduce", "Sum (waits)", 1, t, [&] { sink_ += a.Sum(); });
+    Bandwidth("reduce", "FrobeniusNorm (waits)", 1, t, [&] { sink_ += a.FrobeniusNorm(); });
+    CuVector<Real> per_row(rows_), per_col(cols_);
+    Bandwidth("reduce", "AddColSumMat (row sums)", 1, t,
+              [&] { per_row.AddColSumMat(1.0, a, 0.0); });
+    Bandwidth("reduce", "AddRowSumMat (column sums)", 1, t,
+              [&] { per_col.AddRowSumMat(1.0, a, 0.0); });
+    CuArray<int32> ids;
+    Bandwidth("reduce", "FindRowMaxId", 1, t, [&] { b->FindRowMaxId(&ids); });
+    (void)b;
+  }
+
+  void Softmax(const CuMatrix<Real>& a, CuMatrix<Real>* b) {
+    const char* t = ">= 0.75";
+    Bandwidth("softmax", "SoftMaxPerRow", 2, t, [&] { b->SoftMaxPerRow(a); });
+    Bandwidth("softmax", "LogSoftMaxPerRow", 2, t, [&] { b->LogSoftMaxPerRow(a); });
+    Bandwidth("softmax", "ApplySoftMaxPerRow", 2, t, [&] { b->ApplySoftMaxPerRow(); });
+  }
+
+  // AddMatMat C (rows x cols) = A (rows x k) B (k x cols), k = cols, against the same GEMM through
+  // cuBLAS on packed operands (the handle and math mode cuctx uses).
+  void Blas() {
+    const MatrixIndexT m = rows_, n = cols_, k = cols_;
+    CuMatrix<Real> A(m, k, kUndefined, kStrideEqualNumCols), B(k, n, kUndefined, kStrideEqualNumCols),
+        C(m, n, kUndefined, kStrideEqualNumCols);
+    A.Set(0.001);
+    B.Set(0.002);
+    C.SetZero();
+    const double flops = 2.0 * m * n * k;
+    const double t_cuctx = TimeCalls([&] { C.AddMatMat(1.0, A, kNoTrans, B, kNoTrans, 0.0); }, budget_);
+    cublasHandle_t handle = internal::ThreadCublasHandle();
+    const Real alpha = 1, beta = 0;
+    // Row-major C = A B is column-major C^T = B^T A^T: pass B first.
+    const double t_raw = TimeCalls(
+        [&] {
+          if constexpr (sizeof(Real) == 4)
+            CUCTX_CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha,
+                                           B.Data(), n, A.Data(), k, &beta, C.Data(), n));
+          else
+            CUCTX_CUBLAS_CHECK(cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &alpha,
+                                           B.Data(), n, A.Data(), k, &beta, C.Data(), n));
+        },
+        budget_);
+    table_->Add({"blas", "AddMatMat " + shape_ + "x" + std::to_string(k), "TFLOP/s",
+                 flops / t_cuctx / 1e12, "cublas gemm", flops / t_raw / 1e12, t_raw / t_cuctx,
+                 n == 4096 ? ">= 0.95" : ""});
+    // The same product with the pitched (default-stride) storage CuMatrix normally has.
+    CuMatrix<Real> Ap(m, k), Bp(k, n), Cp(m, n);
+    const double t_pitched =
+        TimeCalls([&] { Cp.AddMatMat(1.0, Ap, kNoTrans, Bp, kNoTrans, 0.0); }, budget_);
+    table_->Add({"blas", "AddMatMat pitched " + shape_, "TFLOP/s", flops / t_pitched / 1e12,
+                 "cublas gemm", flops / t_raw / 1e12, t_raw / t_pitched, ""});
+  }
+
+  // Host -> device: CopyFromMat from a pageable Matrix and from a PinnedMatrix, against cudaMemcpy
+  // from the same pinned buffer (bytes counted once: the transfer).
+  void HostCopies(CuMatrix<Real>* a) {
+    Matrix<Real> pageable(rows_, cols_, kUndefined, kStrideEqualNumCols);
+    pageable.Set(1.0);
+    PinnedMatrix<Real> pinned(rows_, cols_, kUndefined, kStrideEqualNumCols);
+    pinned.Set(1.0);
+    CuMatrix<Real> packed(rows_, cols_, kUndefined, kStrideEqualNumCols);
+    const double t_raw = TimeCalls(
+        [&] {
+          CUCTX_CUDA_CHECK(cudaMemcpyAsync(packed.Data(), pinned.Data(), bytes_,
+                                           cudaMemcpyHostToDevice, cudaStreamPerThread));
+        },
+        budget_);
+    const double raw_gbps = bytes_ / t_raw / 1e9;
+    table_->Add({"baseline", shape_, "GB/s", raw_gbps, "cudaMemcpy pinned H2D", raw_gbps, 1.0, ""});
+    auto row = [&](const std::string& name, const char* target, const std::function<void()>& fn) {
+      const double t = TimeCalls(fn, budget_);
+      table_->Add({"host", name + " " + shape_, "GB/s", bytes_ / t / 1e9, "cudaMemcpy pinned H2D",
+                   raw_gbps, t_raw / t, target});
+    };
+    row("CopyFromMat(PinnedMatrix)", ">= 0.90", [&] { a->CopyFromMat(pinned); });
+    row("CopyFromMat(PinnedMatrix) packed", "", [&] { packed.CopyFromMat(pinned); });
+    row("CopyFromMat(Matrix)", "", [&] { a->CopyFromMat(pageable); });
+    row("CopyToMat(PinnedMatrix)", "", [&] { a->CopyToMat(&pinned); });
+    row("CopyToMat(Matrix)", "", [&] { a->CopyToMat(&pageable); });
+  }
+
+  MatrixIndexT rows_, cols_;
+  double budget_;
+  Table* table_;
+  std::string shape_;
+  double bytes_ = 0;
+  double d2d_gbps_ = 0;
+  double sink_ = 0;
+};
+
+// Parses "RxC,RxC,..." into shapes; throws naming the bad item.
+std::vector<std::pair<MatrixIndexT, MatrixIndexT>> ParseShapes(const std::string& text) {
+  std::vector<std::pair<MatrixIndexT, MatrixIndexT>> shapes;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    int rows = 0, cols = 0;
+    char x = 0, extra = 0;
+    if (std::sscanf(item.c_str(), "%d%c%d%c", &rows, &x, &cols, &extra) != 3 || x != 'x' ||
+        rows < 1 || cols < 1)
+      CUCTX_ERR << "--shapes: expected ROWSxCOLS items separated by commas, got '" << item << "'";
+    shapes.emplace_back(rows, cols);
+  }
+  if (shapes.empty()) CUCTX_ERR << "--shapes: no shape given";
+  return shapes;
+}
+
+}  // namespace
+}  // namespace cuctx
+
+int main(int argc, char* argv[]) {
+  using namespace cuctx;
+  const char* usage =
+      "Benchmarks the Cu container families (copies, element-wise ops, reductions, softmax,\n"
+      "AddMatMat, host transfers) on the GPU, with the ratio to cudaMemcpy D2D bandwidth, raw\n"
+      "cuBLAS GEMM and pinned cudaMemcpy measured in the same run. Prints one table; ratio is\n"
+      "cuctx / baseline throughput (1.0 = as fast as the baseline).\n"
+      "Usage: cu-matrix-bench [options]\n"
+      "Exit status: 0 done, 1 error, 2 usage error, 3 no usable GPU.\n";
+  ParseOptions po(usage);
+  std::string use_gpu = "yes", shapes_text = "4096x4096,16384x4096", precision = "both", only;
+  double budget = 0.1;
+  bool csv = false;
+  po.Register("use-gpu", &use_gpu, "yes|wait: the benchmark needs a GPU");
+  po.Register("shapes", &shapes_text, "matrix shapes ROWSxCOLS, comma-separated");
+  po.Register("precision", &precision, "float, double or both");
+  po.Register("only", &only,
+              "run one family: copy, elementwise, reduce, softmax, blas or host (default all)");
+  po.Register("budget", &budget, "seconds of GPU time per case (about)");
+  po.Register("csv", &csv, "print the final table as CSV");
+  CuDevice::RegisterDeviceOptions(&po);
+  CuDevice::RegisterCuAllocatorOptions(&po);
+  std::vector<std::pair<MatrixIndexT, MatrixIndexT>> shapes;
+  try {
+    po.Read(argc, argv);
+    if (po.HelpRequested()) return 0;
+    if (po.NumArgs() != 0) CUCTX_ERR << "takes no positional arguments (got " << po.NumArgs() << ")";
+    shapes = ParseShapes(shapes_text);
+    if (precision != "float" && precision != "double" && precision != "both")
+      CUCTX_ERR << "--precision must be float, double or both, got '" << precision << "'";
+    const std::vector<std::string> families = {"",        "copy", "elementwise", "reduce",
+                                               "softmax", "blas", "host"};
+    if (std::find(families.begin(), families.end(), only) == families.end())
+      CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, blas or host, got '" << only
+                << "'";
+    if (!(budget > 0 && budget <= 10)) CUCTX_ERR << "--budget must be in (0, 10], got " << budget;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cu-matrix-bench: %s\n", e.what());
+    return 2;
+  }
+  try {
+    CuDevice& device = CuDevice::Instantiate();
+    try {
+      device.SelectGpuId(use_gpu);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "cu-matrix-bench: no usable GPU: %s\n", e.what());
+      return 3;
+    }
+    if (!device.Enabled()) {
+      std::fprintf(stderr, "cu-matrix-bench: needs a GPU\n");
+      return 3;
+    }
+    const CuDeviceProperties& p = device.Properties();
+    std::printf("cu-matrix-bench: %s (cc %d.%d, %d SMs), driver %d, runtime %d\n", p.name.c_str(),
+                p.major, p.minor, p.multiprocessors, p.driver_version, p.runtime_version);
+    Table table;
+    for (const auto& s : shapes) {
+      if (precision != "double") MatrixBench<float>(s.first, s.second, budget, &table).Run(only);
+      if (precision != "float") MatrixBench<double>(s.first, s.second, budget, &table).Run(only);
+    }
+    table.Print(csv);
+    if (GetVerboseLevel() >= 1) device.PrintProfile();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cu-matrix-bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
