@@ -1,7 +1,7 @@
-// bin/cu-matrix-bench.cc: throughput of the Cu container families (copies, element-wise, reductions,
-// softmax, BLAS, host transfers) against cudaMemcpy device-to-device, raw cuBLAS GEMM and pinned
-// cudaMemcpy, all measured in the same run on the same device.
-// SPDX-License-Identifier: Apache-2.0
+// bin/cu-matrix-bench.cc: throughput of the Cu container families (copies, element-wise,
+// reductions, softmax, BLAS, host transfers) against cudaMemcpy device-to-device, raw cuBLAS GEMM
+// and pinned cudaMemcpy, all measured in the same run on the same device. SPDX-License-Identifier:
+// Apache-2.0
 //
 // Every op is timed with CUDA events around a batch of calls on this thread's stream, with no
 // synchronisation between calls (ops that return a value to the host, such as Sum, wait by design
@@ -11,7 +11,6 @@
 // on purpose: they are the baselines (tools/lint.sh exempts bin/*-bench.cc).
 #include "base/error.h"
 #include "base/parse-options.h"
-#include "bin/bench-table.h"
 #include "cudamatrix/cu-array.h"
 #include "cudamatrix/cu-blas-wrappers.h"
 #include "cudamatrix/cu-check.h"
@@ -24,6 +23,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "bin/bench-table.h"
 #include <cstdio>
 #include <functional>
 #include <sstream>
@@ -147,8 +147,10 @@ class MatrixBench {
     CuVector<Real> col(cols_), row(rows_);
     col.Set(1.0);
     row.Set(1.0);
-    Bandwidth("elementwise", "AddDiagVecMat", 2, t, [&] { c->AddDiagVecMat(1.0, row, a, kNoTrans, 0.0); });
-    Bandwidth("elementwise", "AddMatDiagVec", 2, t, [&] { c->AddMatDiagVec(1.0, a, kNoTrans, col, 0.0); });
+    Bandwidth("elementwise", "AddDiagVecMat", 3, t,
+              [&] { c->AddDiagVecMat(1.0, row, a, kNoTrans, 0.0); });
+    Bandwidth("elementwise", "AddMatDiagVec", 3, t,
+              [&] { c->AddMatDiagVec(1.0, a, kNoTrans, col, 0.0); });
   }
 
   void Reductions(const CuMatrix<Real>& a, CuMatrix<Real>* b) {
@@ -176,13 +178,14 @@ class MatrixBench {
   // cuBLAS on packed operands (the handle and math mode cuctx uses).
   void Blas() {
     const MatrixIndexT m = rows_, n = cols_, k = cols_;
-    CuMatrix<Real> A(m, k, kUndefined, kStrideEqualNumCols), B(k, n, kUndefined, kStrideEqualNumCols),
-        C(m, n, kUndefined, kStrideEqualNumCols);
+    CuMatrix<Real> A(m, k, kUndefined, kStrideEqualNumCols),
+        B(k, n, kUndefined, kStrideEqualNumCols), C(m, n, kUndefined, kStrideEqualNumCols);
     A.Set(0.001);
     B.Set(0.002);
     C.SetZero();
     const double flops = 2.0 * m * n * k;
-    const double t_cuctx = TimeCalls([&] { C.AddMatMat(1.0, A, kNoTrans, B, kNoTrans, 0.0); }, budget_);
+    const double t_cuctx =
+        TimeCalls([&] { C.AddMatMat(1.0, A, kNoTrans, B, kNoTrans, 0.0); }, budget_);
     cublasHandle_t handle = internal::ThreadCublasHandle();
     const Real alpha = 1, beta = 0;
     // Row-major C = A B is column-major C^T = B^T A^T: pass B first.
@@ -290,7 +293,8 @@ int main(int argc, char* argv[]) {
   try {
     po.Read(argc, argv);
     if (po.HelpRequested()) return 0;
-    if (po.NumArgs() != 0) CUCTX_ERR << "takes no positional arguments (got " << po.NumArgs() << ")";
+    if (po.NumArgs() != 0)
+      CUCTX_ERR << "takes no positional arguments (got " << po.NumArgs() << ")";
     shapes = ParseShapes(shapes_text);
     if (precision != "float" && precision != "double" && precision != "both")
       CUCTX_ERR << "--precision must be float, double or both, got '" << precision << "'";

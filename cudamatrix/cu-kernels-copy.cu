@@ -42,20 +42,13 @@ void CopyMat(MatrixDim d, const SrcReal* src, int32_t src_stride, bool trans, Ds
     CUCTX_CUDA_CHECK_LAUNCH("TransposeMapKernel(copy)");
     return;
   }
-  internal::CollapseIfContiguous(&d, &src_stride);
-  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  internal::BinaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_stride, AssignOp<DstReal>(),
-                                                            dst);
-  CUCTX_CUDA_CHECK_LAUNCH("BinaryMapKernel(copy)");
+  internal::LaunchBinaryMap(d, src, src_stride, AssignOp<DstReal>(), dst, stream,
+                            "BinaryMapKernel(copy)");
 }
 
 template <typename Real>
 void SetMat(MatrixDim d, Real value, Real* data, CuStream stream) {
-  if (d.rows == 0 || d.cols == 0) return;
-  internal::CollapseIfContiguous(&d, nullptr);
-  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  internal::UnaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, SetOp<Real>{value}, data);
-  CUCTX_CUDA_CHECK_LAUNCH("UnaryMapKernel(set)");
+  internal::LaunchUnaryMap(d, SetOp<Real>{value}, data, stream, "UnaryMapKernel(set)");
 }
 
 }  // namespace

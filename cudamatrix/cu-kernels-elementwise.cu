@@ -34,21 +34,13 @@ struct DivOp {
 
 template <typename Real, typename Op>
 void Unary(MatrixDim d, Op op, Real* data, CuStream stream, const char* name) {
-  if (d.rows == 0 || d.cols == 0) return;
-  internal::CollapseIfContiguous(&d, nullptr);
-  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  internal::UnaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, op, data);
-  CUCTX_CUDA_CHECK_LAUNCH(name);
+  internal::LaunchUnaryMap(d, op, data, stream, name);
 }
 
 template <typename Real, typename Op>
 void Binary(MatrixDim d, const Real* src, int32_t src_stride, Op op, Real* dst, CuStream stream,
             const char* name) {
-  if (d.rows == 0 || d.cols == 0) return;
-  internal::CollapseIfContiguous(&d, &src_stride);
-  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  internal::BinaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_stride, op, dst);
-  CUCTX_CUDA_CHECK_LAUNCH(name);
+  internal::LaunchBinaryMap(d, src, src_stride, op, dst, stream, name);
 }
 
 template <typename Real>

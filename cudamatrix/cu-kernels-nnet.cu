@@ -145,24 +145,38 @@ __global__ void RowReduceKernel(MatrixDim d, const Real* data, Op op, Real init,
   }
 }
 
-// Column sums: a 32 x 8 block owns 32 consecutive columns (so each warp reads 32 consecutive
-// elements of a row); its 8 thread rows stride down the matrix and are combined in shared memory.
+// Column sums: a block of 32 columns x kColSumRows threads; each thread walks its column down the
+// rows with four independent accumulators (more loads in flight), then a shared-memory tree adds
+// the kColSumRows partials of each column. Warps read 32 consecutive elements of a row, so every
+// access is coalesced; the order of additions is fixed, so the result is deterministic.
+constexpr int kColSumRows = 32;
+
 template <typename Real>
 __global__ void ColSumKernel(MatrixDim d, const Real* data, Real alpha, Real beta, Real* out) {
-  __shared__ Real sh[8][33];
+  __shared__ Real sh[kColSumRows][33];
   const int tx = threadIdx.x, ty = threadIdx.y;
+  const size_t step = static_cast<size_t>(kColSumRows) * d.stride;
   for (int32_t c0 = blockIdx.x * 32; c0 < d.cols; c0 += gridDim.x * 32) {
     const int32_t c = c0 + tx;
-    Real s = 0;
-    if (c < d.cols)
-      for (int32_t r = ty; r < d.rows; r += 8) s += data[static_cast<size_t>(r) * d.stride + c];
-    sh[ty][tx] = s;
-    __syncthreads();
-    if (ty == 0 && c < d.cols) {
-      Real total = sh[0][tx];
-      for (int j = 1; j < 8; ++j) total += sh[j][tx];
-      out[c] = beta * out[c] + alpha * total;
+    Real s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    if (c < d.cols) {
+      int32_t r = ty;
+      const Real* p = data + static_cast<size_t>(r) * d.stride + c;
+      for (; r + 3 * kColSumRows < d.rows; r += 4 * kColSumRows, p += 4 * step) {
+        s0 += p[0];
+        s1 += p[step];
+        s2 += p[2 * step];
+        s3 += p[3 * step];
+      }
+      for (; r < d.rows; r += kColSumRows, p += step) s0 += p[0];
     }
+    sh[ty][tx] = (s0 + s1) + (s2 + s3);
+    __syncthreads();
+    for (int half = kColSumRows / 2; half > 0; half /= 2) {
+      if (ty < half) sh[ty][tx] += sh[ty + half][tx];
+      __syncthreads();
+    }
+    if (ty == 0 && c < d.cols) out[c] = beta * out[c] + alpha * sh[0][tx];
     __syncthreads();
   }
 }
@@ -219,12 +233,8 @@ unsigned RowBlocks(int32_t rows) {
 template <typename Real>
 void Map(MatrixDim d, NnetMap map, const Real* src, int32_t src_stride, Real* dst,
          CuStream stream) {
-  if (d.rows == 0 || d.cols == 0) return;
-  internal::CollapseIfContiguous(&d, &src_stride);
-  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  internal::BinaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_stride,
-                                                            NnetMapOp<Real>{map}, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("BinaryMapKernel(nnet map)");
+  internal::LaunchBinaryMap(d, src, src_stride, NnetMapOp<Real>{map}, dst, stream,
+                            "BinaryMapKernel(nnet map)");
 }
 
 template <typename Real>
@@ -282,7 +292,7 @@ void ColSum(MatrixDim d, const Real* data, Real alpha, Real beta, Real* d_out, C
   if (d.cols == 0) return;
   const int64_t gx = (static_cast<int64_t>(d.cols) + 31) / 32;
   const unsigned grid = static_cast<unsigned>(gx < 65535 ? gx : 65535);
-  ColSumKernel<<<grid, dim3(32, 8, 1), 0, stream>>>(d, data, alpha, beta, d_out);
+  ColSumKernel<<<grid, dim3(32, kColSumRows, 1), 0, stream>>>(d, data, alpha, beta, d_out);
   CUCTX_CUDA_CHECK_LAUNCH("ColSumKernel");
 }
 

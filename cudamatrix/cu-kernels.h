@@ -74,8 +74,9 @@ size_t ReduceWorkspaceBytes();
 // Sum of the elements of `data` (of their squares when `squares`), in one kernel launch. The
 // result is left in the first sizeof(Real) bytes of d_work (ReduceWorkspaceBytes() bytes of device
 // memory, aligned to 256). Accumulates in Real: per thread sequentially over a grid-strided
-// subset, then a tree over the block, then a tree over the (at most kCuReduceMaxBlocks) block
-// partials in a fixed order, so the result is deterministic for a given shape.
+// subset (16-byte vector loads when the data is contiguous and aligned), then a tree over the
+// block, then the last block adds the (at most 1024) block partials in a fixed order, so the
+// result is deterministic for a given shape and alignment.
 void LaunchSum(MatrixDim dim, const float* data, bool squares, void* d_work, CuStream stream);
 void LaunchSum(MatrixDim dim, const double* data, bool squares, void* d_work, CuStream stream);
 
