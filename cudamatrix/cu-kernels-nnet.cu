@@ -25,11 +25,11 @@ __device__ inline double DevLog1p(double x) { return log1p(x); }
 __device__ inline float DevTanh(float x) { return tanhf(x); }
 __device__ inline double DevTanh(double x) { return tanh(x); }
 
-template <typename Real>
+// The map is a template argument, so each launch compiles to straight-line code for one function.
+template <typename Real, NnetMap kMap>
 struct NnetMapOp {
-  NnetMap map;
   __device__ void operator()(Real* d, Real x) const {
-    switch (map) {
+    switch (kMap) {
       case NnetMap::kSigmoid:
         // exp of a non-positive argument only, so neither branch overflows.
         if (x >= 0) {
@@ -233,8 +233,29 @@ unsigned RowBlocks(int32_t rows) {
 template <typename Real>
 void Map(MatrixDim d, NnetMap map, const Real* src, int32_t src_stride, Real* dst,
          CuStream stream) {
-  internal::LaunchBinaryMap(d, src, src_stride, NnetMapOp<Real>{map}, dst, stream,
-                            "BinaryMapKernel(nnet map)");
+  const char* name = "BinaryMapKernel(nnet map)";
+  switch (map) {
+    case NnetMap::kSigmoid:
+      internal::LaunchBinaryMap(d, src, src_stride, NnetMapOp<Real, NnetMap::kSigmoid>(), dst,
+                                stream, name);
+      break;
+    case NnetMap::kTanh:
+      internal::LaunchBinaryMap(d, src, src_stride, NnetMapOp<Real, NnetMap::kTanh>(), dst, stream,
+                                name);
+      break;
+    case NnetMap::kSoftHinge:
+      internal::LaunchBinaryMap(d, src, src_stride, NnetMapOp<Real, NnetMap::kSoftHinge>(), dst,
+                                stream, name);
+      break;
+    case NnetMap::kExp:
+      internal::LaunchBinaryMap(d, src, src_stride, NnetMapOp<Real, NnetMap::kExp>(), dst, stream,
+                                name);
+      break;
+    case NnetMap::kLog:
+      internal::LaunchBinaryMap(d, src, src_stride, NnetMapOp<Real, NnetMap::kLog>(), dst, stream,
+                                name);
+      break;
+  }
 }
 
 template <typename Real>
