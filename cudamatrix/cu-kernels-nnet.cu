@@ -6,6 +6,7 @@
 #include "cudamatrix/cu-matrixdim.h"
 
 #include <climits>
+#include <type_traits>
 
 namespace cuctx {
 namespace {
@@ -126,6 +127,44 @@ __global__ void SoftMaxRowsKernel(MatrixDim d, const Real* src, int32_t src_stri
     } else {
       const Real inv = Real(1) / s;
       for (int32_t c = threadIdx.x; c < d.cols; c += kRowThreads) out[c] = DevExp(in[c] - m) * inv;
+    }
+  }
+}
+
+// The same softmax for rows of at most kItems * kRowThreads columns: each thread keeps its
+// kItems elements in registers, so the row is read from memory once and written once.
+template <typename Real, bool kLog, int kItems>
+__global__ void SoftMaxRowsCachedKernel(MatrixDim d, const Real* src, int32_t src_stride,
+                                        Real* dst) {
+  __shared__ Real sh[kRowWarps];
+  for (int32_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
+    const Real* in = src + static_cast<size_t>(r) * src_stride;
+    Real* out = dst + static_cast<size_t>(r) * d.stride;
+    Real x[kItems];
+    Real m = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      const int32_t c = threadIdx.x + i * kRowThreads;
+      x[i] = c < d.cols ? in[c] : Real(-INFINITY);
+      if (c < d.cols) m = MaxOp()(m, x[i]);
+    }
+    m = BlockReduce(m, MaxOp(), sh);
+    Real s = 0;
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      if (threadIdx.x + i * kRowThreads < d.cols) {
+        const Real e = DevExp(x[i] - m);
+        s += e;
+        if (!kLog) x[i] = e;
+      }
+    }
+    s = BlockReduce(s, SumOp(), sh);
+    const Real shift = kLog ? m + DevLog(s) : Real(0);
+    const Real inv = kLog ? Real(1) : Real(1) / s;
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      const int32_t c = threadIdx.x + i * kRowThreads;
+      if (c < d.cols) out[c] = kLog ? x[i] - shift : x[i] * inv;
     }
   }
 }
@@ -276,12 +315,39 @@ template <typename Real>
 void SoftMaxRows(MatrixDim d, const Real* src, int32_t src_stride, bool log_output, Real* dst,
                  CuStream stream) {
   if (d.rows == 0 || d.cols == 0) return;
+  const unsigned blocks = RowBlocks(d.rows);
+  // Rows that fit in registers (up to 16 per thread) are read once; longer rows take three passes.
+  if (d.cols <= 16 * kRowThreads) {
+    const int items = (d.cols + kRowThreads - 1) / kRowThreads;
+    auto launch = [&](auto log_tag, auto items_tag) {
+      constexpr bool kLog = decltype(log_tag)::value;
+      constexpr int kItems = decltype(items_tag)::value;
+      SoftMaxRowsCachedKernel<Real, kLog, kItems>
+          <<<blocks, kRowThreads, 0, stream>>>(d, src, src_stride, dst);
+    };
+    auto with_items = [&](auto log_tag) {
+      if (items <= 1)
+        launch(log_tag, std::integral_constant<int, 1>());
+      else if (items <= 2)
+        launch(log_tag, std::integral_constant<int, 2>());
+      else if (items <= 4)
+        launch(log_tag, std::integral_constant<int, 4>());
+      else if (items <= 8)
+        launch(log_tag, std::integral_constant<int, 8>());
+      else
+        launch(log_tag, std::integral_constant<int, 16>());
+    };
+    if (log_output)
+      with_items(std::true_type());
+    else
+      with_items(std::false_type());
+    CUCTX_CUDA_CHECK_LAUNCH("SoftMaxRowsCachedKernel");
+    return;
+  }
   if (log_output)
-    SoftMaxRowsKernel<Real, true>
-        <<<RowBlocks(d.rows), kRowThreads, 0, stream>>>(d, src, src_stride, dst);
+    SoftMaxRowsKernel<Real, true><<<blocks, kRowThreads, 0, stream>>>(d, src, src_stride, dst);
   else
-    SoftMaxRowsKernel<Real, false>
-        <<<RowBlocks(d.rows), kRowThreads, 0, stream>>>(d, src, src_stride, dst);
+    SoftMaxRowsKernel<Real, false><<<blocks, kRowThreads, 0, stream>>>(d, src, src_stride, dst);
   CUCTX_CUDA_CHECK_LAUNCH("SoftMaxRowsKernel");
 }
 
