@@ -476,20 +476,14 @@ void CuMatrixBase<Real>::Lookup(const CuArrayBase<Int32Pair>& indexes, Real* out
 
 template <typename Real>
 void CuMatrixBase<Real>::AddElements(Real alpha, const std::vector<MatrixElement<Real>>& input) {
-  for (size_t i = 0; i < input.size(); ++i) {
-    const MatrixElement<Real>& e = input[i];
-    const Int32Pair pair{e.row, e.column};
-    CheckPairs("CuMatrix::AddElements", &pair, 1, num_rows_, num_cols_);
-  }
+  std::vector<Int32Pair> pairs(input.size());
+  for (size_t i = 0; i < input.size(); ++i) pairs[i] = Int32Pair{input[i].row, input[i].column};
+  CheckPairs("CuMatrix::AddElements", pairs.data(), pairs.size(), num_rows_, num_cols_);
   if (input.empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    std::vector<Int32Pair> pairs(input.size());
     std::vector<Real> weights(input.size());
-    for (size_t i = 0; i < input.size(); ++i) {
-      pairs[i] = Int32Pair{input[i].row, input[i].column};
-      weights[i] = input[i].weight;
-    }
+    for (size_t i = 0; i < input.size(); ++i) weights[i] = input[i].weight;
     CuArray<Int32Pair> d_pairs(pairs);
     CuArray<Real> d_weights(weights);
     LaunchAddElements(Dim(), alpha, PairData(d_pairs), d_weights.Data(), d_pairs.Dim(), data_,
