@@ -86,8 +86,8 @@ __global__ void ScatterRowsKernel(MatrixDim d, const Real* src, bool add, Real a
 
 // dst(r, c) = src(r, indexes[c]) (0 for a missing column), or += src(r, indexes[c]).
 template <typename Real>
-__global__ void GatherColsKernel(MatrixDim d, const Real* src, int32_t src_cols,
-                                 int32_t src_stride, const int32_t* indexes, bool add, Real* dst) {
+__global__ void GatherColsKernel(MatrixDim d, const Real* src, int32_t src_cols, int32_t src_stride,
+                                 const int32_t* indexes, bool add, Real* dst) {
   for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
     const Real* in = src + static_cast<int64_t>(r) * src_stride;
     Real* out = dst + static_cast<int64_t>(r) * d.stride;
@@ -182,8 +182,7 @@ template <typename Real>
 __global__ void SetZeroAboveDiagKernel(MatrixDim d, Real* data) {
   for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
     Real* row = data + static_cast<int64_t>(r) * d.stride;
-    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols;
-         c += gridDim.x * blockDim.x)
+    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
       if (c > r) row[c] = Real(0);
   }
 }
@@ -202,8 +201,8 @@ __global__ void LookupKernel(MatrixDim d, const Real* data, const int32_t* pairs
 
 // data(pairs[i]) += alpha * input[i]; atomic because pairs may repeat.
 template <typename Real>
-__global__ void AddElementsKernel(MatrixDim d, Real alpha, const int32_t* pairs,
-                                  const Real* input, int32_t num, Real* data) {
+__global__ void AddElementsKernel(MatrixDim d, Real alpha, const int32_t* pairs, const Real* input,
+                                  int32_t num, Real* data) {
   for (int32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < num; i += gridDim.x * blockDim.x) {
     const int32_t r = pairs[2 * static_cast<int64_t>(i)];
     const int32_t c = pairs[2 * static_cast<int64_t>(i) + 1];
@@ -228,8 +227,7 @@ __global__ void EqualElementMaskKernel(MatrixDim d, const Real* a, const Real* b
     const Real* arow = a + static_cast<int64_t>(r) * d.stride;
     const Real* brow = b + static_cast<int64_t>(r) * b_stride;
     Real* out = mask + static_cast<int64_t>(r) * mask_stride;
-    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols;
-         c += gridDim.x * blockDim.x)
+    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
       out[c] = arow[c] == brow[c] ? Real(1) : Real(0);
   }
 }
@@ -263,8 +261,8 @@ void GatherRowPtrs(MatrixDim d, RowGatherOp op, Real alpha, const Real* const* d
 }
 
 template <typename Real>
-void AddToRows(MatrixDim d, Real alpha, const Real* src, const int32_t* d_indexes,
-               int32_t dst_rows, int32_t dst_stride, Real* dst, CuStream stream) {
+void AddToRows(MatrixDim d, Real alpha, const Real* src, const int32_t* d_indexes, int32_t dst_rows,
+               int32_t dst_stride, Real* dst, CuStream stream) {
   if (Empty(d)) return;
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
   ScatterRowsKernel<<<s.grid, s.block, 0, stream>>>(
@@ -306,8 +304,7 @@ void SumColumnRanges(MatrixDim d, const Real* src, int32_t src_cols, int32_t src
                      const int32_t* d_pairs, Real* dst, CuStream stream) {
   if (Empty(d)) return;
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  SumColumnRangesKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_cols, src_stride, d_pairs,
-                                                        dst);
+  SumColumnRangesKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_cols, src_stride, d_pairs, dst);
   CUCTX_CUDA_CHECK_LAUNCH("SumColumnRangesKernel");
 }
 
@@ -340,8 +337,8 @@ template <typename Real>
 void AddElements(MatrixDim d, Real alpha, const int32_t* d_pairs, const Real* d_input, int32_t num,
                  Real* data, CuStream stream) {
   if (num == 0) return;
-  AddElementsKernel<<<Blocks1D(num), kCuElementwiseThreads, 0, stream>>>(d, alpha, d_pairs,
-                                                                         d_input, num, data);
+  AddElementsKernel<<<Blocks1D(num), kCuElementwiseThreads, 0, stream>>>(d, alpha, d_pairs, d_input,
+                                                                         num, data);
   CUCTX_CUDA_CHECK_LAUNCH("AddElementsKernel");
 }
 
@@ -388,8 +385,8 @@ void LaunchAddToRows(MatrixDim d, double alpha, const double* src, const int32_t
                      int32_t ds, double* dst, CuStream st) {
   AddToRows(d, alpha, src, idx, dr, ds, dst, st);
 }
-void LaunchScatterRowPtrs(MatrixDim d, bool add, float alpha, const float* src,
-                          float* const* rows, CuStream st) {
+void LaunchScatterRowPtrs(MatrixDim d, bool add, float alpha, const float* src, float* const* rows,
+                          CuStream st) {
   ScatterRowPtrs(d, add, alpha, src, rows, st);
 }
 void LaunchScatterRowPtrs(MatrixDim d, bool add, double alpha, const double* src,
@@ -404,8 +401,8 @@ void LaunchGatherCols(MatrixDim d, const double* src, int32_t sc, int32_t ss, co
                       bool add, double* dst, CuStream st) {
   GatherCols(d, src, sc, ss, idx, add, dst, st);
 }
-void LaunchAddRowRanges(MatrixDim d, const float* src, int32_t sr, int32_t ss,
-                        const int32_t* pairs, float* dst, CuStream st) {
+void LaunchAddRowRanges(MatrixDim d, const float* src, int32_t sr, int32_t ss, const int32_t* pairs,
+                        float* dst, CuStream st) {
   AddRowRanges(d, src, sr, ss, pairs, dst, st);
 }
 void LaunchAddRowRanges(MatrixDim d, const double* src, int32_t sr, int32_t ss,
@@ -459,8 +456,8 @@ void LaunchEqualElementMask(MatrixDim d, const float* a, const float* b, int32_t
                             int32_t ms, CuStream st) {
   EqualElementMask(d, a, b, bs, mask, ms, st);
 }
-void LaunchEqualElementMask(MatrixDim d, const double* a, const double* b, int32_t bs,
-                            double* mask, int32_t ms, CuStream st) {
+void LaunchEqualElementMask(MatrixDim d, const double* a, const double* b, int32_t bs, double* mask,
+                            int32_t ms, CuStream st) {
   EqualElementMask(d, a, b, bs, mask, ms, st);
 }
 

@@ -189,12 +189,11 @@ void LaunchGatherCols(MatrixDim dst_dim, const double* src, int32_t src_cols, in
 // at a time in increasing j.
 void LaunchAddRowRanges(MatrixDim dst_dim, const float* src, int32_t src_rows, int32_t src_stride,
                         const int32_t* d_pairs, float* dst, CuStream stream);
-void LaunchAddRowRanges(MatrixDim dst_dim, const double* src, int32_t src_rows,
-                        int32_t src_stride, const int32_t* d_pairs, double* dst, CuStream stream);
+void LaunchAddRowRanges(MatrixDim dst_dim, const double* src, int32_t src_rows, int32_t src_stride,
+                        const int32_t* d_pairs, double* dst, CuStream stream);
 // dst(r, c) = sum of src(r, j) for j in [first, second) of pair c (clamped to [0, src_cols)).
 void LaunchSumColumnRanges(MatrixDim dst_dim, const float* src, int32_t src_cols,
-                           int32_t src_stride, const int32_t* d_pairs, float* dst,
-                           CuStream stream);
+                           int32_t src_stride, const int32_t* d_pairs, float* dst, CuStream stream);
 void LaunchSumColumnRanges(MatrixDim dst_dim, const double* src, int32_t src_cols,
                            int32_t src_stride, const int32_t* d_pairs, double* dst,
                            CuStream stream);

@@ -27,7 +27,8 @@ using internal::Overlap;
 using internal::ShapeText;
 
 // The kernels take Int32Pair arrays as interleaved int32s.
-static_assert(sizeof(Int32Pair) == 2 * sizeof(int32) && offsetof(Int32Pair, second) == sizeof(int32),
+static_assert(sizeof(Int32Pair) == 2 * sizeof(int32) &&
+                  offsetof(Int32Pair, second) == sizeof(int32),
               "Int32Pair must be two packed int32s");
 
 // Throws naming the first pair outside a rows x cols matrix.
@@ -310,14 +311,14 @@ void CuMatrixBase<Real>::AddToRows(Real alpha, const CuArrayBase<MatrixIndexT>& 
       << "CuMatrix::AddToRows: dst " << ShapeText(*dst)
       << " has a different number of columns than *this " << ShapeText(*this);
   CheckCount("CuMatrix::AddToRows", "indexes", indexes.Dim(), num_rows_, "rows of *this");
-  CUCTX_CHECK(!Overlap(*dst, *this)) << "CuMatrix::AddToRows: dst " << ShapeText(*dst)
-                                     << " overlaps *this " << ShapeText(*this);
+  CUCTX_CHECK(!Overlap(*dst, *this))
+      << "CuMatrix::AddToRows: dst " << ShapeText(*dst) << " overlaps *this " << ShapeText(*this);
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
     ValidateIndexes("CuMatrix::AddToRows", indexes, dst->NumRows(), "destination rows");
-    LaunchAddToRows(Dim(), alpha, data_, indexes.Data(), dst->NumRows(), dst->Stride(),
-                    dst->Data(), internal::ThreadStream());
+    LaunchAddToRows(Dim(), alpha, data_, indexes.Data(), dst->NumRows(), dst->Stride(), dst->Data(),
+                    internal::ThreadStream());
     return;
   }
 #endif
@@ -366,8 +367,8 @@ void CuMatrixBase<Real>::AddRowRanges(const CuMatrixBase<Real>& src,
       << "CuMatrix::AddRowRanges: src " << ShapeText(src)
       << " has a different number of columns than *this " << ShapeText(*this);
   CheckCount("CuMatrix::AddRowRanges", "indexes", indexes.Dim(), num_rows_, "rows of *this");
-  CUCTX_CHECK(!Overlap(src, *this)) << "CuMatrix::AddRowRanges: src " << ShapeText(src)
-                                    << " overlaps *this " << ShapeText(*this);
+  CUCTX_CHECK(!Overlap(src, *this))
+      << "CuMatrix::AddRowRanges: src " << ShapeText(src) << " overlaps *this " << ShapeText(*this);
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
@@ -388,8 +389,8 @@ void CuMatrixBase<Real>::SumColumnRanges(const CuMatrixBase<Real>& src,
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
     ValidateRanges("CuMatrix::SumColumnRanges", indexes, src.NumCols());
-    LaunchSumColumnRanges(Dim(), src.Data(), src.NumCols(), src.Stride(), PairData(indexes),
-                          data_, internal::ThreadStream());
+    LaunchSumColumnRanges(Dim(), src.Data(), src.NumCols(), src.Stride(), PairData(indexes), data_,
+                          internal::ThreadStream());
     return;
   }
 #endif

@@ -209,8 +209,7 @@ TYPED_TEST(CuMatrixGatherTest, RowPointerFormsMatchCpu) {
     const Matrix<Real> in_host = in.Host();
     in_host.AddToRows(alpha, host_dst.data());
     in.view.AddToRows(alpha, dst_ptrs);
-    EXPECT_TRUE(test::ExpectNear(ToHost(other.view), other_host, test::Tol<Real>()))
-        << "AddToRows";
+    EXPECT_TRUE(test::ExpectNear(ToHost(other.view), other_host, test::Tol<Real>())) << "AddToRows";
     in_host.CopyToRows(host_dst.data());
     in.view.CopyToRows(dst_ptrs);
     EXPECT_TRUE(test::ExpectNear(ToHost(other.view), other_host, 0.0)) << "CopyToRows";
@@ -426,10 +425,15 @@ TYPED_TEST(CuMatrixGatherTest, ThrowsOnShapeAndSizeMisuse) {
   test::ExpectErrorContaining([&] { m.SumColumnRanges(src, pairs); }, "src 5x3 has a different");
   // Host index vectors are checked in both modes.
   std::vector<Real> out(2);
-  test::ExpectErrorContaining([&] { m.Lookup(std::vector<Int32Pair>{{0, 0}, {4, 0}}, out.data()); },
-                              "element 1 = (4, 0) is outside the 4x3 matrix");
   test::ExpectErrorContaining(
-      [&] { m.AddElements(1, std::vector<MatrixElement<Real>>{{0, 0, 1}, {0, 3, 1}}); },
+      [&] {
+        m.Lookup(std::vector<Int32Pair>{{0, 0}, {4, 0}}, out.data());
+      },
+      "element 1 = (4, 0) is outside the 4x3 matrix");
+  test::ExpectErrorContaining(
+      [&] {
+        m.AddElements(1, std::vector<MatrixElement<Real>>{{0, 0, 1}, {0, 3, 1}});
+      },
       "element 1 = (0, 3) is outside the 4x3 matrix");
 }
 
@@ -454,11 +458,15 @@ TYPED_TEST(CuMatrixGatherTest, OutOfRangeIndexValuesAreReportedOrIgnored) {
         [&] { out.view.AddRowRanges(src.view, CuArray<Int32Pair>(bad_ranges)); },
         "range 1 = [1, 9) is not a valid range within [0, 5)");
     test::ExpectErrorContaining(
-        [&] { out.view.AddToElements(1, CuArray<int32>(std::vector<int32>{0, 6, 1, 2})); },
+        [&] {
+          out.view.AddToElements(1, CuArray<int32>(std::vector<int32>{0, 6, 1, 2}));
+        },
         "indexes[1] = 6 is out of range for 6 columns");
     std::vector<Real> values(1);
     test::ExpectErrorContaining(
-        [&] { out.view.Lookup(CuArray<Int32Pair>(std::vector<Int32Pair>{{4, 0}}), values.data()); },
+        [&] {
+          out.view.Lookup(CuArray<Int32Pair>(std::vector<Int32Pair>{{4, 0}}), values.data());
+        },
         "element 0 = (4, 0) is outside the 4x6");
     return;
   }
