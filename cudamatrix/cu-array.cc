@@ -167,6 +167,11 @@ CUCTX_INSTANTIATE_ARRAY_(int32);
 CUCTX_INSTANTIATE_ARRAY_(Int32Pair);
 CUCTX_INSTANTIATE_ARRAY_(float);
 CUCTX_INSTANTIATE_ARRAY_(double);
+// Row-pointer arrays of the gather/scatter family (CuMatrixBase::CopyRows, AddToRows, ...).
+CUCTX_INSTANTIATE_ARRAY_(float*);
+CUCTX_INSTANTIATE_ARRAY_(double*);
+CUCTX_INSTANTIATE_ARRAY_(const float*);
+CUCTX_INSTANTIATE_ARRAY_(const double*);
 #undef CUCTX_INSTANTIATE_ARRAY_
 
 }  // namespace cuctx

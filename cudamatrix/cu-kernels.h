@@ -143,6 +143,88 @@ void LaunchFindRowMaxId(MatrixDim dim, const double* data, int32_t* d_id, CuStre
 // ---- end of neural-net family -------------------------------------------------------------------
 
 // ---- gather/scatter family (cu-kernels-gather.cu) -----------------------------------------------
+// Index arrays (int32 row or column numbers, or (first, second) pairs laid out as Int32Pair, i.e.
+// interleaved int32s) are device memory. An entry outside its valid range selects nothing: a
+// gathered row or column reads as zeros (kCopy) or is skipped, a scatter or element add skips it,
+// a lookup yields 0. So no index value can make these kernels access memory outside their
+// operands; reporting bad indexes is the caller's job.
+
+// How GatherRows combines a selected source row with the destination row.
+enum class RowGatherOp : int32_t { kCopy, kAdd, kMul };
+// dst row r = src row d_indexes[r] (kCopy; zeros for an unusable index), += alpha * that row
+// (kAdd) or .*= that row (kMul); the last two leave row r alone for an unusable index. src has
+// src_rows rows of dst_dim.cols elements at stride src_stride; d_indexes has dst_dim.rows
+// entries. src must not overlap dst.
+void LaunchGatherRows(MatrixDim dst_dim, RowGatherOp op, float alpha, const float* src,
+                      int32_t src_rows, int32_t src_stride, const int32_t* d_indexes, float* dst,
+                      CuStream stream);
+void LaunchGatherRows(MatrixDim dst_dim, RowGatherOp op, double alpha, const double* src,
+                      int32_t src_rows, int32_t src_stride, const int32_t* d_indexes, double* dst,
+                      CuStream stream);
+// As LaunchGatherRows with row r taken from the dst_dim.cols elements at d_src_rows[r] (a device
+// array of device pointers; nullptr plays the part of an unusable index).
+void LaunchGatherRowPtrs(MatrixDim dst_dim, RowGatherOp op, float alpha,
+                         const float* const* d_src_rows, float* dst, CuStream stream);
+void LaunchGatherRowPtrs(MatrixDim dst_dim, RowGatherOp op, double alpha,
+                         const double* const* d_src_rows, double* dst, CuStream stream);
+// dst row d_indexes[r] += alpha * src row r for every row r of src (src_dim); dst has dst_rows
+// rows of src_dim.cols elements at dst_stride. Atomic adds, so repeated indexes accumulate (in an
+// unspecified order). src must not overlap dst.
+void LaunchAddToRows(MatrixDim src_dim, float alpha, const float* src, const int32_t* d_indexes,
+                     int32_t dst_rows, int32_t dst_stride, float* dst, CuStream stream);
+void LaunchAddToRows(MatrixDim src_dim, double alpha, const double* src, const int32_t* d_indexes,
+                     int32_t dst_rows, int32_t dst_stride, double* dst, CuStream stream);
+// The src_dim.cols elements at d_dst_rows[r] = src row r (add false) or += alpha * src row r
+// (add true, atomic); nullptr entries are skipped.
+void LaunchScatterRowPtrs(MatrixDim src_dim, bool add, float alpha, const float* src,
+                          float* const* d_dst_rows, CuStream stream);
+void LaunchScatterRowPtrs(MatrixDim src_dim, bool add, double alpha, const double* src,
+                          double* const* d_dst_rows, CuStream stream);
+// dst(r, c) = src(r, d_indexes[c]) (0 for an unusable index), or += it when `add` (skipped for an
+// unusable index). src has dst_dim.rows rows of src_cols elements at src_stride.
+void LaunchGatherCols(MatrixDim dst_dim, const float* src, int32_t src_cols, int32_t src_stride,
+                      const int32_t* d_indexes, bool add, float* dst, CuStream stream);
+void LaunchGatherCols(MatrixDim dst_dim, const double* src, int32_t src_cols, int32_t src_stride,
+                      const int32_t* d_indexes, bool add, double* dst, CuStream stream);
+// dst(r, c) += src(j, c) for j in [first, second) of pair r (clamped to [0, src_rows)), one row
+// at a time in increasing j.
+void LaunchAddRowRanges(MatrixDim dst_dim, const float* src, int32_t src_rows, int32_t src_stride,
+                        const int32_t* d_pairs, float* dst, CuStream stream);
+void LaunchAddRowRanges(MatrixDim dst_dim, const double* src, int32_t src_rows, int32_t src_stride,
+                        const int32_t* d_pairs, double* dst, CuStream stream);
+// dst(r, c) = sum of src(r, j) for j in [first, second) of pair c (clamped to [0, src_cols)).
+void LaunchSumColumnRanges(MatrixDim dst_dim, const float* src, int32_t src_cols,
+                           int32_t src_stride, const int32_t* d_pairs, float* dst, CuStream stream);
+void LaunchSumColumnRanges(MatrixDim dst_dim, const double* src, int32_t src_cols,
+                           int32_t src_stride, const int32_t* d_pairs, double* dst,
+                           CuStream stream);
+// Square dim only: (r, c) = (c, r) for c > r (lower_to_upper) or c < r; in place, tiled.
+void LaunchCopyTriangle(MatrixDim dim, bool lower_to_upper, float* data, CuStream stream);
+void LaunchCopyTriangle(MatrixDim dim, bool lower_to_upper, double* data, CuStream stream);
+// (r, c) = 0 for every c > r.
+void LaunchSetZeroAboveDiag(MatrixDim dim, float* data, CuStream stream);
+void LaunchSetZeroAboveDiag(MatrixDim dim, double* data, CuStream stream);
+// d_out[i] = element pair i of the matrix (dim, data) for i < num.
+void LaunchLookup(MatrixDim dim, const float* data, const int32_t* d_pairs, int32_t num,
+                  float* d_out, CuStream stream);
+void LaunchLookup(MatrixDim dim, const double* data, const int32_t* d_pairs, int32_t num,
+                  double* d_out, CuStream stream);
+// Element pair i += alpha * d_input[i] for i < num; atomic, so repeated pairs accumulate.
+void LaunchAddElements(MatrixDim dim, float alpha, const int32_t* d_pairs, const float* d_input,
+                       int32_t num, float* data, CuStream stream);
+void LaunchAddElements(MatrixDim dim, double alpha, const int32_t* d_pairs, const double* d_input,
+                       int32_t num, double* data, CuStream stream);
+// (r, d_cols[r]) += alpha for each row r (dim.rows entries).
+void LaunchAddToElements(MatrixDim dim, float alpha, const int32_t* d_cols, float* data,
+                         CuStream stream);
+void LaunchAddToElements(MatrixDim dim, double alpha, const int32_t* d_cols, double* data,
+                         CuStream stream);
+// mask(r, c) = a(r, c) == b(r, c) ? 1 : 0; a has dim (stride dim.stride), b and mask their own
+// strides. mask must not overlap a or b.
+void LaunchEqualElementMask(MatrixDim dim, const float* a, const float* b, int32_t b_stride,
+                            float* mask, int32_t mask_stride, CuStream stream);
+void LaunchEqualElementMask(MatrixDim dim, const double* a, const double* b, int32_t b_stride,
+                            double* mask, int32_t mask_stride, CuStream stream);
 // ---- end of gather/scatter family ---------------------------------------------------------------
 
 // ---- element-wise function family (cu-kernels-functions.cu) -------------------------------------

@@ -20,6 +20,8 @@ template <typename Real>
 class CuSubMatrix;
 template <typename T>
 class CuArray;  // FindRowMaxId output (cudamatrix/cu-array.h)
+template <typename T>
+class CuArrayBase;  // index arrays of the gather/scatter family
 
 // A row-major NumRows() x NumCols() matrix of Real (float or double) whose row r starts
 // Stride() elements after row r - 1 (Stride() >= NumCols()).
@@ -174,6 +176,95 @@ class CuMatrixBase {
   // ---- end of neural-net family -----------------------------------------------------------------
 
   // ---- gather/scatter family (cu-matrix-gather.cc) ----------------------------------------------
+  // GPU: one kernel per call on this thread's stream, asynchronous unless noted. Row gathers and
+  // scatters run a warp along each row segment, so global reads and writes are coalesced.
+  //
+  // NOTE ON index validation: shapes, array sizes and overlaps are checked on the host in both
+  // modes (cuctx::Error naming the shapes). Index *values* live in CuArrays, which in GPU mode
+  // keep no host copy; checking them would mean copying the array back and waiting for the
+  // stream on every call. So in GPU mode the values are checked (with the CPU path's message,
+  // naming the entry and its value) only in sync-check mode (DEBUG=1 builds or
+  // CUCTX_SYNC_CHECKS=1), where every launch already waits; otherwise the kernels treat a value
+  // outside its valid range like -1 (or a nullptr row): it selects nothing, so no index can make
+  // a kernel read or write outside its operands. Without a GPU the values are always checked.
+  // Forms taking host index vectors (Lookup, AddElements) check them in both modes.
+
+  // If v.Dim() == NumRows() * NumCols(), v holds the rows end to end; if v.Dim() == NumCols(),
+  // every row becomes v; anything else throws. v must not overlap this matrix.
+  void CopyRowsFromVec(const CuVectorBase<Real>& v);
+  // As above from a host vector (uploaded, then copied on the device; returns once v may change).
+  void CopyRowsFromVec(const VectorBase<Real>& v);
+  // If v.Dim() == NumRows() * NumCols(), v holds the columns end to end; if v.Dim() == NumRows(),
+  // every column becomes v; anything else throws. v must not overlap this matrix.
+  void CopyColsFromVec(const CuVectorBase<Real>& v);
+  // Column col = v (v.Dim() == NumRows()); throws on a bad column or a dimension mismatch.
+  void CopyColFromVec(const CuVectorBase<Real>& v, MatrixIndexT col);
+
+  // Row r = src row indexes[r], or zeros where indexes[r] < 0. indexes.Dim() == NumRows(),
+  // src.NumCols() == NumCols(), entries < src.NumRows(); src must not overlap this matrix.
+  void CopyRows(const CuMatrixBase<Real>& src, const CuArrayBase<MatrixIndexT>& indexes);
+  // Row r = the NumCols() elements at src[r] (device pointers in GPU mode), zeros where src[r] is
+  // nullptr. src.Dim() == NumRows(). The rows pointed to must not overlap this matrix (unchecked).
+  void CopyRows(const CuArrayBase<const Real*>& src);
+  // The NumCols() elements at dst[r] = row r, skipping nullptr entries. dst.Dim() == NumRows().
+  // The rows pointed to must neither overlap this matrix nor each other (unchecked).
+  void CopyToRows(const CuArrayBase<Real*>& dst) const;
+  // Row r += alpha * src row indexes[r] (skipped where indexes[r] < 0). Checks as CopyRows.
+  void AddRows(Real alpha, const CuMatrixBase<Real>& src, const CuArrayBase<MatrixIndexT>& indexes);
+  // Row r += alpha * the NumCols() elements at src[r] (skipped where nullptr).
+  void AddRows(Real alpha, const CuArrayBase<const Real*>& src);
+  // dst row indexes[r] += alpha * row r (skipped where indexes[r] < 0). indexes.Dim() ==
+  // NumRows(), dst->NumCols() == NumCols(), entries < dst->NumRows(); dst must not overlap this
+  // matrix. Repeated indexes accumulate (GPU: atomic adds, so the order of the additions and
+  // hence the rounding may vary between runs).
+  void AddToRows(Real alpha, const CuArrayBase<MatrixIndexT>& indexes,
+                 CuMatrixBase<Real>* dst) const;
+  // The NumCols() elements at dst[r] += alpha * row r (skipped where nullptr); repeated pointers
+  // accumulate (atomic adds on the GPU). The rows pointed to must not overlap this matrix.
+  void AddToRows(Real alpha, const CuArrayBase<Real*>& dst) const;
+  // Column c = src column indexes[c], or zeros where indexes[c] < 0. indexes.Dim() == NumCols(),
+  // src.NumRows() == NumRows(), entries < src.NumCols(); src must not overlap this matrix.
+  void CopyCols(const CuMatrixBase<Real>& src, const CuArrayBase<MatrixIndexT>& indexes);
+  // Column c += src column indexes[c] (skipped where indexes[c] < 0). Checks as CopyCols.
+  void AddCols(const CuMatrixBase<Real>& src, const CuArrayBase<MatrixIndexT>& indexes);
+  // Row r .*= src row indexes[r] (unchanged where indexes[r] < 0). Checks as CopyRows.
+  void MulRows(const CuMatrixBase<Real>& src, const CuArrayBase<MatrixIndexT>& indexes);
+  // (*this)(r, c) += sum of src(j, c) for j in [indexes[r].first, indexes[r].second).
+  // indexes.Dim() == NumRows(), src.NumCols() == NumCols(); a pair with first >= second is empty,
+  // any other must lie within [0, src.NumRows()]. src must not overlap this matrix.
+  void AddRowRanges(const CuMatrixBase<Real>& src, const CuArrayBase<Int32Pair>& indexes);
+  // (*this)(r, c) = sum of src(r, j) for j in [indexes[c].first, indexes[c].second) (0 when
+  // empty). indexes.Dim() == NumCols(), src.NumRows() == NumRows(), ranges checked as in
+  // AddRowRanges against src.NumCols(). src must not overlap this matrix.
+  void SumColumnRanges(const CuMatrixBase<Real>& src, const CuArrayBase<Int32Pair>& indexes);
+
+  // Square matrices only (else throws): mirror the lower triangle onto the upper one, or the
+  // reverse. GPU: in place through shared-memory tiles.
+  void CopyLowerToUpper();
+  void CopyUpperToLower();
+  // Zeroes every (r, c) with c > r (any shape).
+  void SetZeroAboveDiag();
+
+  // output[i] = (*this)(indexes[i].first, indexes[i].second). output is host memory with room
+  // for indexes.size() values. Pairs are checked on the host (throws naming the bad one). GPU:
+  // uploads the pairs, gathers on the device and waits for the values.
+  void Lookup(const std::vector<Int32Pair>& indexes, Real* output) const;
+  // As above for indexes.Dim() pairs in a CuArray; output is device memory in GPU mode (host
+  // memory otherwise) with room for indexes.Dim() values. Asynchronous. Pairs are checked as in
+  // the NOTE above (an unchecked bad pair yields 0 on the GPU).
+  void Lookup(const CuArrayBase<Int32Pair>& indexes, Real* output) const;
+  // (*this)(e.row, e.column) += alpha * e.weight for every element (checked on the host; throws
+  // naming the bad one). Repeated elements accumulate (atomic adds on the GPU).
+  void AddElements(Real alpha, const std::vector<MatrixElement<Real>>& input);
+  // (*this)(indexes[i].first, indexes[i].second) += alpha * input[i] for i < indexes.Dim();
+  // input is device memory in GPU mode (host memory otherwise). Repeated pairs accumulate.
+  void AddElements(Real alpha, const CuArrayBase<Int32Pair>& indexes, const Real* input);
+  // (*this)(r, elements[r]) += alpha for each row r where elements[r] >= 0. elements.Dim() ==
+  // NumRows(), entries < NumCols().
+  void AddToElements(Real alpha, const CuArrayBase<int32>& elements);
+  // *mask (resized to this shape) = 1 where (*this)(r, c) == mat(r, c), else 0. mat has this
+  // shape; mask must be a matrix other than this one and mat.
+  void EqualElementMask(const CuMatrixBase<Real>& mat, CuMatrix<Real>* mask) const;
   // ---- end of gather/scatter family -------------------------------------------------------------
 
   // ---- element-wise function family and reductions (cu-matrix-functions.cc) ---------------------

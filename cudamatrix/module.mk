@@ -18,6 +18,9 @@ cudamatrix_CU    += cu-kernels-nnet.cu
 cudamatrix_TESTS += cu-matrix-nnet-test.cc
 
 # gather/scatter family
+cudamatrix_SRCS  += cu-matrix-gather.cc
+cudamatrix_CU    += cu-kernels-gather.cu
+cudamatrix_TESTS += cu-matrix-gather-test.cc
 
 # element-wise function family
 
