@@ -100,6 +100,45 @@ inline void TransposeShape(MatrixDim d, dim3* grid, dim3* block) {
                static_cast<unsigned>(gy < 65535 ? gy : 65535), 1);
 }
 
+// Calls op(&dst(r, c), r, c) for every element (ops that broadcast vectors or index other
+// operands themselves), grid-striding as UnaryMapKernel.
+template <typename Real, typename Op>
+__global__ void IndexedMapKernel(MatrixDim d, Op op, Real* dst) {
+  for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
+    Real* row = dst + static_cast<size_t>(r) * d.stride;
+    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
+      op(&row[c], r, c);
+  }
+}
+
+// A read-only operand of NaryMapKernel with dst's shape: element (r, c) is data[r * stride + c].
+template <typename Real>
+struct MapInput {
+  const Real* data;
+  int32_t stride;
+};
+
+// Calls op(&dst(r, c), in_0(r, c), in_1(r, c), ...) for every element, for any number of inputs.
+template <typename Real, typename Op, typename... In>
+__global__ void NaryMapKernel(MatrixDim d, Op op, Real* dst, MapInput<In>... in) {
+  for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
+    const size_t row = static_cast<size_t>(r);
+    Real* drow = dst + row * d.stride;
+    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
+      op(&drow[c], in.data[row * in.stride + c]...);
+  }
+}
+
+// CollapseIfContiguous for NaryMapKernel: collapses only when dst and every input are packed.
+template <typename... In>
+void CollapseAllIfContiguous(MatrixDim* d, MapInput<In>*... in) {
+  const bool packed = d->stride == d->cols && ((in->stride == d->cols) && ... && true);
+  if (!packed) return;
+  // Every stride equals cols, so each input's stride follows dst's whether or not it collapsed.
+  CollapseIfContiguous(d, nullptr);
+  ((in->stride = d->stride), ...);
+}
+
 }  // namespace internal
 }  // namespace cuctx
 

@@ -19,6 +19,9 @@ cudamatrix_TESTS += cu-matrix-nnet-test.cc
 # gather/scatter family
 
 # element-wise function family
+cudamatrix_SRCS  += cu-matrix-functions.cc
+cudamatrix_CU    += cu-kernels-functions.cu
+cudamatrix_TESTS += cu-matrix-functions-test.cc
 
 # vector family
 
