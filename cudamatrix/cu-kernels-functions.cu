@@ -76,9 +76,7 @@ struct CeilingOp {
 template <typename Real>
 struct ExpLimitedOp {
   Real lower, upper;
-  __device__ void operator()(Real* d, Real x) const {
-    *d = FnExp(StdMin(StdMax(x, lower), upper));
-  }
+  __device__ void operator()(Real* d, Real x) const { *d = FnExp(StdMin(StdMax(x, lower), upper)); }
 };
 template <typename Real>
 struct ExpSpecialOp {
@@ -164,8 +162,8 @@ void Broadcast(MatrixDim d, Real alpha, const Real* v, Real beta, Real* dst, CuS
 }
 
 template <typename Real>
-void VecBroadcastImpl(MatrixDim d, VecBroadcast op, Real alpha, const Real* v, Real beta,
-                      Real* dst, CuStream stream) {
+void VecBroadcastImpl(MatrixDim d, VecBroadcast op, Real alpha, const Real* v, Real beta, Real* dst,
+                      CuStream stream) {
   switch (op) {
     case VecBroadcast::kMulCols:
       return Broadcast<Real, VecBroadcast::kMulCols>(d, alpha, v, beta, dst, stream);
@@ -250,9 +248,7 @@ struct AddMatMatElementsOp {
 };
 template <typename Real>
 struct MatMatDivMatOp {
-  __device__ void operator()(Real* d, Real a, Real b, Real c) const {
-    *d = c != 0 ? a * b / c : a;
-  }
+  __device__ void operator()(Real* d, Real a, Real b, Real c) const { *d = c != 0 ? a * b / c : a; }
 };
 
 template <typename Real, typename Op, typename... In>
@@ -282,8 +278,8 @@ void AddToDiagImpl(MatrixDim d, Real alpha, Real* data, CuStream stream) {
   const MatrixDim diag = DiagDim(d);
   if (diag.rows == 0) return;
   // One thread per diagonal element: a 1D block down the column.
-  const int64_t blocks = (static_cast<int64_t>(diag.rows) + kCuElementwiseThreads - 1) /
-                         kCuElementwiseThreads;
+  const int64_t blocks =
+      (static_cast<int64_t>(diag.rows) + kCuElementwiseThreads - 1) / kCuElementwiseThreads;
   const dim3 grid(1, static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 1);
   internal::UnaryMapKernel<<<grid, dim3(1, kCuElementwiseThreads, 1), 0, stream>>>(
       diag, AddScalarOp<Real>{alpha}, data);
@@ -433,8 +429,8 @@ void MatReduceImpl(MatrixDim d, const Real* data, MatReduce op, Real tol, void* 
 
 }  // namespace
 
-void LaunchFunctionMap(MatrixDim d, FunctionMap map, float a, float b, const float* src,
-                       int32_t ss, float* dst, CuStream st) {
+void LaunchFunctionMap(MatrixDim d, FunctionMap map, float a, float b, const float* src, int32_t ss,
+                       float* dst, CuStream st) {
   FunctionMapImpl(d, map, a, b, src, ss, dst, st);
 }
 void LaunchFunctionMap(MatrixDim d, FunctionMap map, double a, double b, const double* src,
@@ -482,8 +478,8 @@ void LaunchSetMatMatDivMat(MatrixDim d, const float* a, int32_t as, const float*
 }
 void LaunchSetMatMatDivMat(MatrixDim d, const double* a, int32_t as, const double* b, int32_t bs,
                            const double* c, int32_t cs, double* dst, CuStream st) {
-  LaunchNary(d, MatMatDivMatOp<double>{}, dst, st, MapInput<double>{a, as},
-             MapInput<double>{b, bs}, MapInput<double>{c, cs});
+  LaunchNary(d, MatMatDivMatOp<double>{}, dst, st, MapInput<double>{a, as}, MapInput<double>{b, bs},
+             MapInput<double>{c, cs});
 }
 void LaunchAddToDiag(MatrixDim d, float alpha, float* data, CuStream st) {
   AddToDiagImpl(d, alpha, data, st);

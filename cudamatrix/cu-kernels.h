@@ -156,7 +156,16 @@ void LaunchFindRowMaxId(MatrixDim dim, const double* data, int32_t* d_id, CuStre
 //   kExpLimited       exp(min(max(x, a), b)) as (x < a ? a : x), then (b < y ? b : y); a <= b
 //   kExpSpecial       x < 0 ? exp(x) : x + 1
 enum class FunctionMap : int32_t {
-  kMax, kMin, kInvert, kPow, kPowAbs, kHeaviside, kFloor, kCeiling, kExpLimited, kExpSpecial
+  kMax,
+  kMin,
+  kInvert,
+  kPow,
+  kPowAbs,
+  kHeaviside,
+  kFloor,
+  kCeiling,
+  kExpLimited,
+  kExpSpecial
 };
 // Applies `map` to every element of dst (dst_dim); src has dst's shape with row stride src_stride
 // and may equal dst (the in-place forms pass dst twice).
@@ -178,8 +187,8 @@ void LaunchVecBroadcast(MatrixDim dst_dim, VecBroadcast op, double alpha, const 
 // dst_dim.cols / group columns; group >= 1. src must not overlap dst.
 void LaunchMulRowsGroupMat(MatrixDim dst_dim, const float* src, int32_t src_stride, int32_t group,
                            float* dst, CuStream stream);
-void LaunchMulRowsGroupMat(MatrixDim dst_dim, const double* src, int32_t src_stride,
-                           int32_t group, double* dst, CuStream stream);
+void LaunchMulRowsGroupMat(MatrixDim dst_dim, const double* src, int32_t src_stride, int32_t group,
+                           double* dst, CuStream stream);
 // dst += alpha * op(a) blockwise, op = transpose when `trans`; a_dim is a's stored shape. When
 // op(a) is a whole multiple of dst in both directions (sum_blocks) each dst element adds its
 // blocks in row-major block order; otherwise dst must be a whole multiple of op(a), which is

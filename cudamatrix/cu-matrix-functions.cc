@@ -3,8 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-operand.h"
 #include "cudamatrix/cu-vector.h"
 
@@ -81,8 +81,9 @@ bool BroadcastOnDevice([[maybe_unused]] CuMatrixBase<Real>* dst, [[maybe_unused]
 
 }  // namespace
 
-// ---- element-wise maps ---------------------------------------------------------------------------
-// Each in-place form is its src form with src = *this, so one GPU branch serves both.
+// ---- element-wise maps
+// --------------------------------------------------------------------------- Each in-place form is
+// its src form with src = *this, so one GPU branch serves both.
 
 template <typename Real>
 void CuMatrixBase<Real>::Max(const CuMatrixBase<Real>& A) {
@@ -226,7 +227,8 @@ void CuMatrixBase<Real>::ApplyExpSpecial() {
   ExpSpecial(*this);
 }
 
-// ---- vector broadcasts ---------------------------------------------------------------------------
+// ---- vector broadcasts
+// ---------------------------------------------------------------------------
 
 template <typename Real>
 void CuMatrixBase<Real>::MulColsVec(const CuVectorBase<Real>& scale) {
@@ -289,7 +291,8 @@ void CuMatrixBase<Real>::MulRowsGroupMat(const CuMatrixBase<Real>& src) {
   CpuView().MulRowsGroupMat(HostView(src));
 }
 
-// ---- matrix combinations -------------------------------------------------------------------------
+// ---- matrix combinations
+// -------------------------------------------------------------------------
 
 template <typename Real>
 void CuMatrixBase<Real>::AddMatBlocks(Real alpha, const CuMatrixBase<Real>& A,
@@ -302,9 +305,9 @@ void CuMatrixBase<Real>::AddMatBlocks(Real alpha, const CuMatrixBase<Real>& A,
       a_rows > 0 && a_cols > 0 && num_rows_ % a_rows == 0 && num_cols_ % a_cols == 0;
   const bool both_empty = Empty() && (a_rows == 0 || a_cols == 0);
   CUCTX_CHECK(sum_blocks || broadcast || both_empty)
-      << "CuMatrix::AddMatBlocks: op(A) is " << ShapeText(a_rows, a_cols) << " (A "
-      << ShapeText(A) << (trans == kTrans ? ", kTrans" : "") << ") and *this is "
-      << ShapeText(*this) << "; one must be a whole multiple of the other in both dimensions";
+      << "CuMatrix::AddMatBlocks: op(A) is " << ShapeText(a_rows, a_cols) << " (A " << ShapeText(A)
+      << (trans == kTrans ? ", kTrans" : "") << ") and *this is " << ShapeText(*this)
+      << "; one must be a whole multiple of the other in both dimensions";
   CUCTX_CHECK(!Overlap(A, *this)) << "CuMatrix::AddMatBlocks: A " << ShapeText(A)
                                   << " overlaps *this " << ShapeText(*this);
   if (Empty() || a_rows == 0 || a_cols == 0) return;
@@ -363,7 +366,8 @@ void CuMatrixBase<Real>::AddToDiag(Real alpha) {
   CpuView().AddToDiag(alpha);
 }
 
-// ---- reductions ----------------------------------------------------------------------------------
+// ---- reductions
+// ----------------------------------------------------------------------------------
 
 template <typename Real>
 Real CuMatrixBase<Real>::Max() const {

@@ -325,14 +325,14 @@ TYPED_TEST(CuMatrixFunctionsTest, AddMatBlocksMatchesCpu) {
   struct Case {
     int rows, cols, a_rows, a_cols;  // a_* is the shape of op(A)
   };
-  const Case cases[] = {{3, 5, 3, 5},     {3, 5, 12, 15},   {17, 33, 34, 99}, {1, 1, 7, 4097},
-                        {4097, 1, 4097, 3}, {12, 15, 3, 5}, {257, 3, 1, 1},   {34, 99, 17, 33},
-                        {0, 4, 2, 4}};
+  const Case cases[] = {{3, 5, 3, 5},    {3, 5, 12, 15},     {17, 33, 34, 99},
+                        {1, 1, 7, 4097}, {4097, 1, 4097, 3}, {12, 15, 3, 5},
+                        {257, 3, 1, 1},  {34, 99, 17, 33},   {0, 4, 2, 4}};
   for (const Case& k : cases)
     for (MatrixTransposeType trans : {kNoTrans, kTrans})
       for (bool strided : {false, true}) {
-        SCOPED_TRACE(::testing::Message() << k.rows << "x" << k.cols << " += op(" << k.a_rows
-                                          << "x" << k.a_cols << ") " << trans << " " << strided);
+        SCOPED_TRACE(::testing::Message() << k.rows << "x" << k.cols << " += op(" << k.a_rows << "x"
+                                          << k.a_cols << ") " << trans << " " << strided);
         const int ar = trans == kNoTrans ? k.a_rows : k.a_cols;
         const int ac = trans == kNoTrans ? k.a_cols : k.a_rows;
         Guarded<Real> m(k.rows, k.cols, strided, &rng);
