@@ -139,6 +139,66 @@ void CollapseAllIfContiguous(MatrixDim* d, MapInput<In>*... in) {
   ((in->stride = d->stride), ...);
 }
 
+// ---- single-pass reductions
+// -----------------------------------------------------------------------
+
+// Combine functors for reductions. MaxCombine / MinCombine skip NaNs when the accumulator starts
+// at -inf / +inf: a NaN never compares greater or smaller, so it never replaces the accumulator.
+struct SumCombine {
+  template <typename Real>
+  __device__ Real operator()(Real acc, Real x) const {
+    return acc + x;
+  }
+};
+struct MaxCombine {
+  template <typename Real>
+  __device__ Real operator()(Real acc, Real x) const {
+    return x > acc ? x : acc;
+  }
+};
+struct MinCombine {
+  template <typename Real>
+  __device__ Real operator()(Real acc, Real x) const {
+    return x < acc ? x : acc;
+  }
+};
+
+// Combines one value per thread of a kCuReduceThreads-thread block (tid = flat thread index) in a
+// fixed tree order, so the result is deterministic; every thread gets it. `buf` is shared memory
+// for kCuReduceThreads values. Call from every thread of the block.
+template <typename Real, typename Combine>
+__device__ Real BlockTreeReduce(Real* buf, Real v, Combine combine, int tid) {
+  __syncthreads();  // a previous call's readers of buf must finish before it is overwritten
+  buf[tid] = v;
+  __syncthreads();
+  for (int half = kCuReduceThreads / 2; half > 0; half /= 2) {
+    if (tid < half) buf[tid] = combine(buf[tid], buf[tid + half]);
+    __syncthreads();
+  }
+  return buf[0];
+}
+
+// The cross-block step of a single-pass reduction over a grid of at most kCuReduceMaxBlocks
+// blocks: thread 0 stores the block's result in partials[block index] and counts the block on
+// *counter with a fenced atomic. Returns true, in every thread, only in the last block to finish,
+// which then sees every block's partial (read them through a volatile pointer) and which resets
+// *counter to 0 for the next launch. Call from every thread of the block.
+template <typename Real>
+__device__ bool PublishPartialIsLast(Real block_result, Real* partials, unsigned int* counter,
+                                     int tid) {
+  __shared__ bool is_last;
+  const unsigned int nblocks = gridDim.x * gridDim.y;
+  if (tid == 0) {
+    partials[blockIdx.y * gridDim.x + blockIdx.x] = block_result;
+    __threadfence();
+    is_last = (atomicAdd(counter, 1u) == nblocks - 1);
+    if (is_last) *counter = 0;
+  }
+  __syncthreads();
+  if (is_last) __threadfence();
+  return is_last;
+}
+
 }  // namespace internal
 }  // namespace cuctx
 

@@ -293,26 +293,6 @@ void AddToDiagImpl(MatrixDim d, Real alpha, Real* data, CuStream stream) {
 constexpr size_t kPartialsOffset = 16;
 constexpr size_t kCounterOffset = kPartialsOffset + kCuReduceMaxBlocks * sizeof(double);
 
-struct PlusOp {
-  template <typename Real>
-  __device__ Real operator()(Real x, Real y) const {
-    return x + y;
-  }
-};
-// Skip NaNs: the accumulator starts at -inf / +inf and a NaN never compares greater / smaller.
-struct GreaterOp {
-  template <typename Real>
-  __device__ Real operator()(Real acc, Real x) const {
-    return x > acc ? x : acc;
-  }
-};
-struct LesserOp {
-  template <typename Real>
-  __device__ Real operator()(Real acc, Real x) const {
-    return x < acc ? x : acc;
-  }
-};
-
 // Element loaders: what an element contributes to the reduction.
 struct ValueLoad {
   template <typename Real>
@@ -329,20 +309,6 @@ struct OffUnitLoad {
   }
 };
 
-// Combines one value per thread over the block (kCuReduceThreads threads) in a fixed tree; the
-// result is returned to thread 0.
-template <typename Real, typename Combine>
-__device__ Real BlockTree(Real* buf, Real v, Combine combine, int tid) {
-  __syncthreads();  // a previous call's readers of buf must finish before it is overwritten
-  buf[tid] = v;
-  __syncthreads();
-  for (int half = kCuReduceThreads / 2; half > 0; half /= 2) {
-    if (tid < half) buf[tid] = combine(buf[tid], buf[tid + half]);
-    __syncthreads();
-  }
-  return buf[0];
-}
-
 // Each block of kCuReduceThreads threads (a 2D block whose x extent follows the row length)
 // reduces a grid-strided part of the matrix; the last block to finish (a fenced atomic counter)
 // combines the partials in block order and writes the result. kNanAtOrigin: a NaN at (0, 0) is the
@@ -351,7 +317,6 @@ template <typename Real, bool kNanAtOrigin, typename Load, typename Combine>
 __global__ void MatReduceKernel(MatrixDim d, const Real* data, Load load, Combine combine,
                                 Real identity, char* work) {
   __shared__ Real buf[kCuReduceThreads];
-  __shared__ bool is_last;
   Real* partials = reinterpret_cast<Real*>(work + kPartialsOffset);
   unsigned int* counter = reinterpret_cast<unsigned int*>(work + kCounterOffset);
   const int tid = threadIdx.y * blockDim.x + threadIdx.x;
@@ -361,24 +326,15 @@ __global__ void MatReduceKernel(MatrixDim d, const Real* data, Load load, Combin
     for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
       acc = combine(acc, load(row[c], r, c));
   }
-  const Real block_result = BlockTree(buf, acc, combine, tid);
-  const unsigned int nblocks = gridDim.x * gridDim.y;
-  const unsigned int bid = blockIdx.y * gridDim.x + blockIdx.x;
-  if (tid == 0) {
-    partials[bid] = block_result;
-    __threadfence();
-    is_last = (atomicAdd(counter, 1u) == nblocks - 1);
-  }
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
+  const Real block_result = internal::BlockTreeReduce(buf, acc, combine, tid);
+  if (!internal::PublishPartialIsLast(block_result, partials, counter, tid)) return;
   const volatile Real* vp = partials;
-  const Real v = tid < static_cast<int>(nblocks) ? vp[tid] : identity;
-  Real total = BlockTree(buf, v, combine, tid);
+  const int nblocks = gridDim.x * gridDim.y;
+  const Real v = tid < nblocks ? vp[tid] : identity;
+  Real total = internal::BlockTreeReduce(buf, v, combine, tid);
   if (tid == 0) {
     if (kNanAtOrigin && data[0] != data[0]) total = data[0];
     reinterpret_cast<Real*>(work)[0] = total;
-    *counter = 0;
   }
 }
 
@@ -411,19 +367,19 @@ void MatReduceImpl(MatrixDim d, const Real* data, MatReduce op, Real tol, void* 
   switch (op) {
     case MatReduce::kMax:
       internal::CollapseIfContiguous(&d, nullptr);
-      return LaunchReduce<Real, true>(d, data, ValueLoad(), GreaterOp(), Real(-INFINITY), work,
-                                      stream);
+      return LaunchReduce<Real, true>(d, data, ValueLoad(), internal::MaxCombine(), Real(-INFINITY),
+                                      work, stream);
     case MatReduce::kMin:
       internal::CollapseIfContiguous(&d, nullptr);
-      return LaunchReduce<Real, true>(d, data, ValueLoad(), LesserOp(), Real(INFINITY), work,
-                                      stream);
+      return LaunchReduce<Real, true>(d, data, ValueLoad(), internal::MinCombine(), Real(INFINITY),
+                                      work, stream);
     case MatReduce::kTrace:
-      return LaunchReduce<Real, false>(DiagDim(d), data, ValueLoad(), PlusOp(), Real(0), work,
-                                       stream);
+      return LaunchReduce<Real, false>(DiagDim(d), data, ValueLoad(), internal::SumCombine(),
+                                       Real(0), work, stream);
     case MatReduce::kOffUnit:
       // Not collapsed: the loader needs the true (r, c).
-      return LaunchReduce<Real, false>(d, data, OffUnitLoad<Real>{tol}, GreaterOp(), Real(0), work,
-                                       stream);
+      return LaunchReduce<Real, false>(d, data, OffUnitLoad<Real>{tol}, internal::MaxCombine(),
+                                       Real(0), work, stream);
   }
 }
 
