@@ -208,7 +208,8 @@ class CuMatrixBase {
   // directions, its blocks of this shape are summed into this (each element adds its blocks in
   // row-major block order, as the CPU); else if this is a whole multiple of op(A), op(A) is added
   // to every block of this. Otherwise throws. A must not overlap this matrix. GPU: one thread per
-  // element of this; with kTrans the reads of A are strided (not coalesced).
+  // element of this, which adds all of its blocks (so a small this with a large op(A) has little
+  // parallelism); with kTrans the reads of A are strided (not coalesced).
   void AddMatBlocks(Real alpha, const CuMatrixBase<Real>& A, MatrixTransposeType trans = kNoTrans);
   // this = beta * this + alpha * A .* B.
   void AddMatMatElements(Real alpha, const CuMatrixBase<Real>& A, const CuMatrixBase<Real>& B,

@@ -81,7 +81,7 @@ TYPED_TEST_SUITE(CuMatrixFunctionsTest, RealTypes);
 
 // For every edge shape, packed and strided, with special values: cu_op(&out, src) against
 // cpu_op on host copies, with out separate (guarded) and then out == src (the in-place form,
-// cu_in_place(&m) when given, else cu_op(&m, m)).
+// apply(&m) when given, else cu_op(&m, m)).
 template <typename Real>
 void CheckMap(CuOp<Real> cu_op, CpuOp<Real> cpu_op, std::function<void(CuMatrixBase<Real>*)> apply,
               double lo, double hi, double tol) {
