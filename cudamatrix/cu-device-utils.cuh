@@ -225,6 +225,105 @@ inline void TransposeShape(MatrixDim d, dim3* grid, dim3* block) {
                static_cast<unsigned>(gy < 65535 ? gy : 65535), 1);
 }
 
+// Calls op(&dst(r, c), r, c) for every element (ops that broadcast vectors or index other
+// operands themselves), grid-striding as UnaryMapKernel.
+template <typename Real, typename Op>
+__global__ void IndexedMapKernel(MatrixDim d, Op op, Real* dst) {
+  for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
+    Real* row = dst + static_cast<size_t>(r) * d.stride;
+    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
+      op(&row[c], r, c);
+  }
+}
+
+// A read-only operand of NaryMapKernel with dst's shape: element (r, c) is data[r * stride + c].
+template <typename Real>
+struct MapInput {
+  const Real* data;
+  int32_t stride;
+};
+
+// Calls op(&dst(r, c), in_0(r, c), in_1(r, c), ...) for every element, for any number of inputs.
+template <typename Real, typename Op, typename... In>
+__global__ void NaryMapKernel(MatrixDim d, Op op, Real* dst, MapInput<In>... in) {
+  for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
+    const size_t row = static_cast<size_t>(r);
+    Real* drow = dst + row * d.stride;
+    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
+      op(&drow[c], in.data[row * in.stride + c]...);
+  }
+}
+
+// CollapseIfContiguous for NaryMapKernel: collapses only when dst and every input are packed.
+template <typename... In>
+void CollapseAllIfContiguous(MatrixDim* d, MapInput<In>*... in) {
+  const bool packed = d->stride == d->cols && ((in->stride == d->cols) && ... && true);
+  if (!packed) return;
+  // Every stride equals cols, so each input's stride follows dst's whether or not it collapsed.
+  CollapseIfContiguous(d, nullptr);
+  ((in->stride = d->stride), ...);
+}
+
+// ---- single-pass reductions
+// -----------------------------------------------------------------------
+
+// Combine functors for reductions. MaxCombine / MinCombine skip NaNs when the accumulator starts
+// at -inf / +inf: a NaN never compares greater or smaller, so it never replaces the accumulator.
+struct SumCombine {
+  template <typename Real>
+  __device__ Real operator()(Real acc, Real x) const {
+    return acc + x;
+  }
+};
+struct MaxCombine {
+  template <typename Real>
+  __device__ Real operator()(Real acc, Real x) const {
+    return x > acc ? x : acc;
+  }
+};
+struct MinCombine {
+  template <typename Real>
+  __device__ Real operator()(Real acc, Real x) const {
+    return x < acc ? x : acc;
+  }
+};
+
+// Combines one value per thread of a kCuReduceThreads-thread block (tid = flat thread index) in a
+// fixed tree order, so the result is deterministic; every thread gets it. `buf` is shared memory
+// for kCuReduceThreads values. Call from every thread of the block.
+template <typename Real, typename Combine>
+__device__ Real BlockTreeReduce(Real* buf, Real v, Combine combine, int tid) {
+  __syncthreads();  // a previous call's readers of buf must finish before it is overwritten
+  buf[tid] = v;
+  __syncthreads();
+  for (int half = kCuReduceThreads / 2; half > 0; half /= 2) {
+    if (tid < half) buf[tid] = combine(buf[tid], buf[tid + half]);
+    __syncthreads();
+  }
+  return buf[0];
+}
+
+// The cross-block step of a single-pass reduction over a grid of at most kCuReduceMaxBlocks
+// blocks: thread 0 stores the block's result in partials[block index] and counts the block on
+// *counter with a fenced atomic. Returns true, in every thread, only in the last block to finish,
+// which then sees every block's partial (read them through a volatile pointer) and which resets
+// *counter to 0 for the next launch. Call from every thread of the block.
+template <typename Real>
+__device__ bool PublishPartialIsLast(Real block_result, Real* partials, unsigned int* counter,
+                                     int tid) {
+  __shared__ bool is_last;
+  const unsigned int nblocks = gridDim.x * gridDim.y;
+  if (tid == 0) {
+    partials[blockIdx.y * gridDim.x + blockIdx.x] = block_result;
+    __threadfence();
+    is_last = (atomicAdd(counter, 1u) == nblocks - 1);
+    if (is_last) *counter = 0;
+  }
+  __syncthreads();
+  if (is_last) __threadfence();
+  return is_last;
+}
+
 }  // namespace internal
 }  // namespace cuctx
 

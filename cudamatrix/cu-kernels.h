@@ -228,6 +228,89 @@ void LaunchEqualElementMask(MatrixDim dim, const double* a, const double* b, int
 // ---- end of gather/scatter family ---------------------------------------------------------------
 
 // ---- element-wise function family (cu-kernels-functions.cu) -------------------------------------
+// Element-wise maps of this family: dst = f(src), or for kMax / kMin dst = f(dst, src). a and b are
+// the map's parameters (unused ones are ignored):
+//   kMax, kMin        dst < src ? src : dst, src < dst ? src : dst (dst kept where either is NaN)
+//   kInvert           1 / x
+//   kPow              pow(x, a)
+//   kPowAbs           |x|^a, negated for x < 0 when b != 0; 0 for x == 0 (1 when a == 0)
+//   kHeaviside        x > 0 ? 1 : 0
+//   kFloor, kCeiling  x < a ? a : x, a < x ? a : x
+//   kExpLimited       exp(min(max(x, a), b)) as (x < a ? a : x), then (b < y ? b : y); a <= b
+//   kExpSpecial       x < 0 ? exp(x) : x + 1
+enum class FunctionMap : int32_t {
+  kMax,
+  kMin,
+  kInvert,
+  kPow,
+  kPowAbs,
+  kHeaviside,
+  kFloor,
+  kCeiling,
+  kExpLimited,
+  kExpSpecial
+};
+// Applies `map` to every element of dst (dst_dim); src has dst's shape with row stride src_stride
+// and may equal dst (the in-place forms pass dst twice).
+void LaunchFunctionMap(MatrixDim dst_dim, FunctionMap map, float a, float b, const float* src,
+                       int32_t src_stride, float* dst, CuStream stream);
+void LaunchFunctionMap(MatrixDim dst_dim, FunctionMap map, double a, double b, const double* src,
+                       int32_t src_stride, double* dst, CuStream stream);
+// Vector broadcasts over dst (dst_dim); v has dst_dim.cols elements for the column-indexed ops
+// (kMulCols, kAddToRows) and dst_dim.rows for the row-indexed ones; v must not overlap dst:
+//   kMulCols   dst(r, c) *= v[c]          kMulRows   dst(r, c) *= v[r]
+//   kDivRows   dst(r, c) /= v[r]          kAddToRows dst(r, c) = beta * dst(r, c) + alpha * v[c]
+//   kAddToCols dst(r, c) = beta * dst(r, c) + alpha * v[r]
+enum class VecBroadcast : int32_t { kMulCols, kMulRows, kDivRows, kAddToRows, kAddToCols };
+void LaunchVecBroadcast(MatrixDim dst_dim, VecBroadcast op, float alpha, const float* v, float beta,
+                        float* dst, CuStream stream);
+void LaunchVecBroadcast(MatrixDim dst_dim, VecBroadcast op, double alpha, const double* v,
+                        double beta, double* dst, CuStream stream);
+// dst(r, c) *= src(r, c / group), src having dst_dim.rows rows (row stride src_stride) and
+// dst_dim.cols / group columns; group >= 1. src must not overlap dst.
+void LaunchMulRowsGroupMat(MatrixDim dst_dim, const float* src, int32_t src_stride, int32_t group,
+                           float* dst, CuStream stream);
+void LaunchMulRowsGroupMat(MatrixDim dst_dim, const double* src, int32_t src_stride, int32_t group,
+                           double* dst, CuStream stream);
+// dst += alpha * op(a) blockwise, op = transpose when `trans`; a_dim is a's stored shape. When
+// op(a) is a whole multiple of dst in both directions (sum_blocks) each dst element adds its
+// blocks in row-major block order; otherwise dst must be a whole multiple of op(a), which is
+// added to every block. a must not overlap dst.
+void LaunchAddMatBlocks(MatrixDim dst_dim, float alpha, const float* a, MatrixDim a_dim, bool trans,
+                        bool sum_blocks, float* dst, CuStream stream);
+void LaunchAddMatBlocks(MatrixDim dst_dim, double alpha, const double* a, MatrixDim a_dim,
+                        bool trans, bool sum_blocks, double* dst, CuStream stream);
+// dst = beta * dst + alpha * a .* b; a and b have dst's shape and may equal dst.
+void LaunchAddMatMatElements(MatrixDim dst_dim, float alpha, const float* a, int32_t a_stride,
+                             const float* b, int32_t b_stride, float beta, float* dst,
+                             CuStream stream);
+void LaunchAddMatMatElements(MatrixDim dst_dim, double alpha, const double* a, int32_t a_stride,
+                             const double* b, int32_t b_stride, double beta, double* dst,
+                             CuStream stream);
+// dst = c != 0 ? a * b / c : a; a, b and c have dst's shape and may equal dst.
+void LaunchSetMatMatDivMat(MatrixDim dst_dim, const float* a, int32_t a_stride, const float* b,
+                           int32_t b_stride, const float* c, int32_t c_stride, float* dst,
+                           CuStream stream);
+void LaunchSetMatMatDivMat(MatrixDim dst_dim, const double* a, int32_t a_stride, const double* b,
+                           int32_t b_stride, const double* c, int32_t c_stride, double* dst,
+                           CuStream stream);
+// data(i, i) += alpha for i < min(dim.rows, dim.cols).
+void LaunchAddToDiag(MatrixDim dim, float alpha, float* data, CuStream stream);
+void LaunchAddToDiag(MatrixDim dim, double alpha, double* data, CuStream stream);
+// Whole-matrix reductions: kMax / kMin skip NaN elements but return data(0, 0) when it is NaN;
+// kTrace sums the diagonal; kOffUnit is 1 if some element differs from the identity's by more
+// than `tol` (|x - [r == c]| > tol), else 0.
+enum class MatReduce : int32_t { kMax, kMin, kTrace, kOffUnit };
+// Bytes of device scratch LaunchMatReduce needs (result, block partials and a block counter).
+size_t MatReduceWorkspaceBytes();
+// One launch (plus a 4-byte memset of the counter): every block reduces a grid-strided part of a
+// non-empty matrix, the last block to finish combines the partials in block order
+// (deterministic for a shape), and the result is left in the first sizeof(Real) bytes of d_work
+// (MatReduceWorkspaceBytes() bytes of device memory, 256-byte aligned). Accumulates in Real.
+void LaunchMatReduce(MatrixDim dim, const float* data, MatReduce op, float tol, void* d_work,
+                     CuStream stream);
+void LaunchMatReduce(MatrixDim dim, const double* data, MatReduce op, double tol, void* d_work,
+                     CuStream stream);
 // ---- end of element-wise function family --------------------------------------------------------
 
 // ---- vector family (cu-kernels-vector.cu) -------------------------------------------------------

@@ -268,6 +268,85 @@ class CuMatrixBase {
   // ---- end of gather/scatter family -------------------------------------------------------------
 
   // ---- element-wise function family and reductions (cu-matrix-functions.cc) ---------------------
+  // Each method computes exactly what the MatrixBase method of the same name computes
+  // (matrix/matrix.h), in both modes. GPU: one coalesced grid-stride kernel per call, asynchronous
+  // on this thread's stream (cudaStreamPerThread); the reductions Max(), Min(), Trace() and
+  // IsUnit() are one single-pass kernel (block partials, the last block combines them) followed by
+  // one read-back, and wait for the result. A matrix argument (src, A, B, C) of an element-wise op
+  // has this shape and is either this matrix (same data and stride) or disjoint from it; a vector
+  // argument must not overlap this matrix. Misuse throws cuctx::Error naming both shapes (or the
+  // dimension that is wrong), in both modes, before any work is queued.
+
+  // this = max(this, A), min(this, A) element-wise; where either is NaN, this keeps its element
+  // (as std::max(x, a) / std::min(x, a)).
+  void Max(const CuMatrixBase<Real>& A);
+  void Min(const CuMatrixBase<Real>& A);
+  // x = 1 / x (1 / 0 is inf).
+  void InvertElements();
+  // this(r, c) *= scale(c) (scale.Dim() == NumCols()); this(r, c) *= scale(r) and this(r, c) /=
+  // div(r) (Dim() == NumRows()).
+  void MulColsVec(const CuVectorBase<Real>& scale);
+  void MulRowsVec(const CuVectorBase<Real>& scale);
+  void DivRowsVec(const CuVectorBase<Real>& div);
+  // this(r, c) *= src(r, c / G) with G = NumCols() / src.NumCols() (which must divide exactly);
+  // src has NumRows() rows and must not overlap this matrix.
+  void MulRowsGroupMat(const CuMatrixBase<Real>& src);
+  // this = beta * this + alpha * row broadcast to every row (row.Dim() == NumCols()), or alpha *
+  // col broadcast to every column (col.Dim() == NumRows()). beta == 0 still reads this (NaN stays).
+  void AddVecToRows(Real alpha, const CuVectorBase<Real>& row, Real beta = 1.0);
+  void AddVecToCols(Real alpha, const CuVectorBase<Real>& col, Real beta = 1.0);
+  // this += alpha * op(A) blockwise: if op(A) is a whole multiple of this shape in both
+  // directions, its blocks of this shape are summed into this (each element adds its blocks in
+  // row-major block order, as the CPU); else if this is a whole multiple of op(A), op(A) is added
+  // to every block of this. Otherwise throws. A must not overlap this matrix. GPU: one thread per
+  // element of this, which adds all of its blocks (so a small this with a large op(A) has little
+  // parallelism); with kTrans the reads of A are strided (not coalesced).
+  void AddMatBlocks(Real alpha, const CuMatrixBase<Real>& A, MatrixTransposeType trans = kNoTrans);
+  // this = beta * this + alpha * A .* B.
+  void AddMatMatElements(Real alpha, const CuMatrixBase<Real>& A, const CuMatrixBase<Real>& B,
+                         Real beta);
+  // this = A .* B ./ C, except that where C is 0 the element is A's.
+  void SetMatMatDivMat(const CuMatrixBase<Real>& A, const CuMatrixBase<Real>& B,
+                       const CuMatrixBase<Real>& C);
+  // this(i, i) += alpha for i < min(NumRows(), NumCols()) (any shape).
+  void AddToDiag(Real alpha);
+
+  // In-place maps. ApplyPow: pow(x, power) (a negative x with a non-integer power gives NaN; 0 to
+  // a negative power gives inf). ApplyPowAbs: |x|^power, negated for x < 0 when include_sign; x ==
+  // 0 gives 0 (1 when power == 0) even for a negative power. ApplyHeaviside: x > 0 ? 1 : 0 (NaN
+  // gives 0). ApplyFloor: x < floor_val ? floor_val : x; ApplyCeiling: x > ceiling_val ?
+  // ceiling_val : x (NaN stays NaN in both). ApplyExpLimited: exp of x clamped to [lower_limit,
+  // upper_limit] (throws unless lower_limit <= upper_limit). ApplyExpSpecial: x < 0 ? exp(x) :
+  // x + 1 (continuous, with slope 1 at 0). GPU results differ from the CPU's only by the last-bit
+  // rounding of exp and pow.
+  void ApplyPow(Real power);
+  void ApplyPowAbs(Real power, bool include_sign = false);
+  void ApplyHeaviside();
+  void ApplyFloor(Real floor_val);
+  void ApplyCeiling(Real ceiling_val);
+  void ApplyExpLimited(Real lower_limit, Real upper_limit);
+  void ApplyExpSpecial();
+  // this = f(src) for the maps above (Exp and Log as ApplyExp and ApplyLog).
+  void Exp(const CuMatrixBase<Real>& src);
+  void Log(const CuMatrixBase<Real>& src);
+  void Pow(const CuMatrixBase<Real>& src, Real power);
+  void PowAbs(const CuMatrixBase<Real>& src, Real power, bool include_sign = false);
+  void Floor(const CuMatrixBase<Real>& src, Real floor_val);
+  void Ceiling(const CuMatrixBase<Real>& src, Real ceiling_val);
+  void ExpLimited(const CuMatrixBase<Real>& src, Real lower_limit, Real upper_limit);
+  void ExpSpecial(const CuMatrixBase<Real>& src);
+  void Heaviside(const CuMatrixBase<Real>& src);
+
+  // Largest / smallest element; throws on an empty matrix. NaN elements are skipped, except that a
+  // NaN at (0, 0) is the result (the CPU starts its scan there). Waits for the result.
+  Real Max() const;
+  Real Min() const;
+  // Sum of the diagonal (0 when empty); with check_square throws unless square. GPU: accumulated
+  // in Real in a fixed tree order (the CPU adds in double). Waits for the result.
+  Real Trace(bool check_square = true) const;
+  // True when every element is within tol (absolute) of the identity's (any shape; true when
+  // empty; NaN elements are not counted as off, as on the CPU). Waits for the result.
+  bool IsUnit(Real tol = 0.001) const;
   // ---- end of element-wise function family ------------------------------------------------------
 
   // ---- random fills, packed copies and solvers (cu-rand.cc, cu-matrix-solve.cc) -----------------

@@ -23,6 +23,9 @@ cudamatrix_CU    += cu-kernels-gather.cu
 cudamatrix_TESTS += cu-matrix-gather-test.cc
 
 # element-wise function family
+cudamatrix_SRCS  += cu-matrix-functions.cc
+cudamatrix_CU    += cu-kernels-functions.cu
+cudamatrix_TESTS += cu-matrix-functions-test.cc
 
 # vector family
 

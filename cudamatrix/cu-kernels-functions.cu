@@ -1,0 +1,458 @@
+// cudamatrix/cu-kernels-functions.cu: element-wise functions, vector broadcasts, block sums and
+// whole-matrix reductions (max, min, trace, identity test).
+// SPDX-License-Identifier: Apache-2.0
+#include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/cu-matrixdim.h"
+
+namespace cuctx {
+namespace {
+
+using internal::MapInput;
+
+__device__ inline float FnExp(float x) { return expf(x); }
+__device__ inline double FnExp(double x) { return exp(x); }
+__device__ inline float FnPow(float x, float p) { return powf(x, p); }
+__device__ inline double FnPow(double x, double p) { return pow(x, p); }
+
+// The comparisons below are written as std::max(x, y) == (x < y ? y : x) and std::min(x, y) ==
+// (y < x ? y : x), so NaNs propagate exactly as on the CPU.
+template <typename Real>
+__device__ inline Real StdMax(Real x, Real y) {
+  return x < y ? y : x;
+}
+template <typename Real>
+__device__ inline Real StdMin(Real x, Real y) {
+  return y < x ? y : x;
+}
+
+// ---- element-wise maps: op(&dst, src) -----------------------------------------------------------
+
+template <typename Real>
+struct MaxOp {
+  __device__ void operator()(Real* d, Real x) const { *d = StdMax(*d, x); }
+};
+template <typename Real>
+struct MinOp {
+  __device__ void operator()(Real* d, Real x) const { *d = StdMin(*d, x); }
+};
+template <typename Real>
+struct InvertOp {
+  __device__ void operator()(Real* d, Real x) const { *d = Real(1) / x; }
+};
+template <typename Real>
+struct PowOp {
+  Real power;
+  __device__ void operator()(Real* d, Real x) const { *d = FnPow(x, power); }
+};
+template <typename Real>
+struct PowAbsOp {
+  Real power;
+  bool include_sign;
+  __device__ void operator()(Real* d, Real x) const {
+    if (x == 0) {
+      *d = power == 0 ? Real(1) : Real(0);
+      return;
+    }
+    const Real y = FnPow(x < 0 ? -x : x, power);
+    *d = include_sign && x < 0 ? -y : y;
+  }
+};
+template <typename Real>
+struct HeavisideOp {
+  __device__ void operator()(Real* d, Real x) const { *d = x > 0 ? Real(1) : Real(0); }
+};
+template <typename Real>
+struct FloorOp {
+  Real floor_val;
+  __device__ void operator()(Real* d, Real x) const { *d = StdMax(x, floor_val); }
+};
+template <typename Real>
+struct CeilingOp {
+  Real ceiling_val;
+  __device__ void operator()(Real* d, Real x) const { *d = StdMin(x, ceiling_val); }
+};
+template <typename Real>
+struct ExpLimitedOp {
+  Real lower, upper;
+  __device__ void operator()(Real* d, Real x) const { *d = FnExp(StdMin(StdMax(x, lower), upper)); }
+};
+template <typename Real>
+struct ExpSpecialOp {
+  __device__ void operator()(Real* d, Real x) const { *d = x < 0 ? FnExp(x) : x + 1; }
+};
+
+template <typename Real, typename Op>
+void LaunchMap(MatrixDim d, const Real* src, int32_t src_stride, Op op, Real* dst,
+               CuStream stream) {
+  internal::CollapseIfContiguous(&d, &src_stride);
+  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
+  internal::BinaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_stride, op, dst);
+  CUCTX_CUDA_CHECK_LAUNCH("BinaryMapKernel(function map)");
+}
+
+template <typename Real>
+void FunctionMapImpl(MatrixDim d, FunctionMap map, Real a, Real b, const Real* src,
+                     int32_t src_stride, Real* dst, CuStream stream) {
+  if (d.rows == 0 || d.cols == 0) return;
+  // One kernel instantiation per map, so each inner loop holds only its own arithmetic.
+  switch (map) {
+    case FunctionMap::kMax:
+      return LaunchMap(d, src, src_stride, MaxOp<Real>{}, dst, stream);
+    case FunctionMap::kMin:
+      return LaunchMap(d, src, src_stride, MinOp<Real>{}, dst, stream);
+    case FunctionMap::kInvert:
+      return LaunchMap(d, src, src_stride, InvertOp<Real>{}, dst, stream);
+    case FunctionMap::kPow:
+      return LaunchMap(d, src, src_stride, PowOp<Real>{a}, dst, stream);
+    case FunctionMap::kPowAbs:
+      return LaunchMap(d, src, src_stride, PowAbsOp<Real>{a, b != 0}, dst, stream);
+    case FunctionMap::kHeaviside:
+      return LaunchMap(d, src, src_stride, HeavisideOp<Real>{}, dst, stream);
+    case FunctionMap::kFloor:
+      return LaunchMap(d, src, src_stride, FloorOp<Real>{a}, dst, stream);
+    case FunctionMap::kCeiling:
+      return LaunchMap(d, src, src_stride, CeilingOp<Real>{a}, dst, stream);
+    case FunctionMap::kExpLimited:
+      return LaunchMap(d, src, src_stride, ExpLimitedOp<Real>{a, b}, dst, stream);
+    case FunctionMap::kExpSpecial:
+      return LaunchMap(d, src, src_stride, ExpSpecialOp<Real>{}, dst, stream);
+  }
+}
+
+// ---- vector broadcasts and block sums: op(&dst, r, c) -------------------------------------------
+
+template <typename Real, VecBroadcast kOp>
+struct BroadcastOp {
+  Real alpha, beta;
+  const Real* v;
+  __device__ void operator()(Real* d, int32_t r, int32_t c) const {
+    switch (kOp) {
+      case VecBroadcast::kMulCols:
+        *d *= v[c];
+        break;
+      case VecBroadcast::kMulRows:
+        *d *= v[r];
+        break;
+      case VecBroadcast::kDivRows:
+        *d /= v[r];
+        break;
+      case VecBroadcast::kAddToRows:
+        *d = beta * *d + alpha * v[c];
+        break;
+      case VecBroadcast::kAddToCols:
+        *d = beta * *d + alpha * v[r];
+        break;
+    }
+  }
+};
+
+template <typename Real, typename Op>
+void LaunchIndexed(MatrixDim d, Op op, Real* dst, CuStream stream) {
+  if (d.rows == 0 || d.cols == 0) return;
+  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
+  internal::IndexedMapKernel<<<s.grid, s.block, 0, stream>>>(d, op, dst);
+  CUCTX_CUDA_CHECK_LAUNCH("IndexedMapKernel");
+}
+
+template <typename Real, VecBroadcast kOp>
+void Broadcast(MatrixDim d, Real alpha, const Real* v, Real beta, Real* dst, CuStream stream) {
+  LaunchIndexed(d, BroadcastOp<Real, kOp>{alpha, beta, v}, dst, stream);
+}
+
+template <typename Real>
+void VecBroadcastImpl(MatrixDim d, VecBroadcast op, Real alpha, const Real* v, Real beta, Real* dst,
+                      CuStream stream) {
+  switch (op) {
+    case VecBroadcast::kMulCols:
+      return Broadcast<Real, VecBroadcast::kMulCols>(d, alpha, v, beta, dst, stream);
+    case VecBroadcast::kMulRows:
+      return Broadcast<Real, VecBroadcast::kMulRows>(d, alpha, v, beta, dst, stream);
+    case VecBroadcast::kDivRows:
+      return Broadcast<Real, VecBroadcast::kDivRows>(d, alpha, v, beta, dst, stream);
+    case VecBroadcast::kAddToRows:
+      return Broadcast<Real, VecBroadcast::kAddToRows>(d, alpha, v, beta, dst, stream);
+    case VecBroadcast::kAddToCols:
+      return Broadcast<Real, VecBroadcast::kAddToCols>(d, alpha, v, beta, dst, stream);
+  }
+}
+
+template <typename Real>
+struct MulRowsGroupOp {
+  const Real* src;
+  int32_t src_stride, group;
+  __device__ void operator()(Real* d, int32_t r, int32_t c) const {
+    *d *= src[static_cast<size_t>(r) * src_stride + c / group];
+  }
+};
+
+// Element (i, j) of op(a).
+template <typename Real>
+__device__ inline Real OpAt(const Real* a, int32_t stride, bool trans, int32_t i, int32_t j) {
+  return trans ? a[static_cast<size_t>(j) * stride + i] : a[static_cast<size_t>(i) * stride + j];
+}
+
+// dst(r, c) += alpha * op(a)(r + i * rows, c + j * cols) over the blocks (i, j), in the CPU's
+// order (block rows outer), one addition at a time.
+template <typename Real>
+struct SumBlocksOp {
+  Real alpha;
+  const Real* a;
+  int32_t a_stride;
+  bool trans;
+  int32_t rows, cols, block_rows, block_cols;
+  __device__ void operator()(Real* d, int32_t r, int32_t c) const {
+    Real x = *d;
+    for (int32_t i = 0; i < block_rows; ++i)
+      for (int32_t j = 0; j < block_cols; ++j)
+        x += alpha * OpAt(a, a_stride, trans, r + i * rows, c + j * cols);
+    *d = x;
+  }
+};
+
+// dst(r, c) += alpha * op(a)(r % a_rows, c % a_cols).
+template <typename Real>
+struct TileBlocksOp {
+  Real alpha;
+  const Real* a;
+  int32_t a_stride;
+  bool trans;
+  int32_t a_rows, a_cols;
+  __device__ void operator()(Real* d, int32_t r, int32_t c) const {
+    *d += alpha * OpAt(a, a_stride, trans, r % a_rows, c % a_cols);
+  }
+};
+
+template <typename Real>
+void AddMatBlocksImpl(MatrixDim d, Real alpha, const Real* a, MatrixDim a_dim, bool trans,
+                      bool sum_blocks, Real* dst, CuStream stream) {
+  const int32_t a_rows = trans ? a_dim.cols : a_dim.rows, a_cols = trans ? a_dim.rows : a_dim.cols;
+  if (a_rows == 0 || a_cols == 0) return;
+  if (sum_blocks)
+    LaunchIndexed(d,
+                  SumBlocksOp<Real>{alpha, a, a_dim.stride, trans, d.rows, d.cols, a_rows / d.rows,
+                                    a_cols / d.cols},
+                  dst, stream);
+  else
+    LaunchIndexed(d, TileBlocksOp<Real>{alpha, a, a_dim.stride, trans, a_rows, a_cols}, dst,
+                  stream);
+}
+
+// ---- maps over several inputs: op(&dst, a, b[, c]) ----------------------------------------------
+
+template <typename Real>
+struct AddMatMatElementsOp {
+  Real alpha, beta;
+  __device__ void operator()(Real* d, Real a, Real b) const { *d = beta * *d + alpha * a * b; }
+};
+template <typename Real>
+struct MatMatDivMatOp {
+  __device__ void operator()(Real* d, Real a, Real b, Real c) const { *d = c != 0 ? a * b / c : a; }
+};
+
+template <typename Real, typename Op, typename... In>
+void LaunchNary(MatrixDim d, Op op, Real* dst, CuStream stream, MapInput<In>... in) {
+  if (d.rows == 0 || d.cols == 0) return;
+  internal::CollapseAllIfContiguous(&d, &in...);
+  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
+  internal::NaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, op, dst, in...);
+  CUCTX_CUDA_CHECK_LAUNCH("NaryMapKernel");
+}
+
+// ---- diagonal -----------------------------------------------------------------------------------
+
+// The diagonal of a matrix as a column: n rows of one element, stride + 1 apart.
+MatrixDim DiagDim(MatrixDim d) {
+  return MatrixDim{d.rows < d.cols ? d.rows : d.cols, 1, d.stride + 1};
+}
+
+template <typename Real>
+struct AddScalarOp {
+  Real alpha;
+  __device__ void operator()(Real* d) const { *d += alpha; }
+};
+
+template <typename Real>
+void AddToDiagImpl(MatrixDim d, Real alpha, Real* data, CuStream stream) {
+  const MatrixDim diag = DiagDim(d);
+  if (diag.rows == 0) return;
+  // One thread per diagonal element: a 1D block down the column.
+  const int64_t blocks =
+      (static_cast<int64_t>(diag.rows) + kCuElementwiseThreads - 1) / kCuElementwiseThreads;
+  const dim3 grid(1, static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 1);
+  internal::UnaryMapKernel<<<grid, dim3(1, kCuElementwiseThreads, 1), 0, stream>>>(
+      diag, AddScalarOp<Real>{alpha}, data);
+  CUCTX_CUDA_CHECK_LAUNCH("UnaryMapKernel(add to diagonal)");
+}
+
+// ---- single-pass reductions ---------------------------------------------------------------------
+
+// Workspace layout: [0, 16) result, then kCuReduceMaxBlocks partials (8 bytes each), then the
+// block counter, which the launcher zeroes before each launch and the last block resets.
+constexpr size_t kPartialsOffset = 16;
+constexpr size_t kCounterOffset = kPartialsOffset + kCuReduceMaxBlocks * sizeof(double);
+
+// Element loaders: what an element contributes to the reduction.
+struct ValueLoad {
+  template <typename Real>
+  __device__ Real operator()(Real x, int32_t, int32_t) const {
+    return x;
+  }
+};
+template <typename Real>
+struct OffUnitLoad {
+  Real tol;
+  __device__ Real operator()(Real x, int32_t r, int32_t c) const {
+    const Real diff = x - (r == c ? Real(1) : Real(0));
+    return (diff < 0 ? -diff : diff) > tol ? Real(1) : Real(0);
+  }
+};
+
+// Each block of kCuReduceThreads threads (a 2D block whose x extent follows the row length)
+// reduces a grid-strided part of the matrix; the last block to finish (a fenced atomic counter)
+// combines the partials in block order and writes the result. kNanAtOrigin: a NaN at (0, 0) is the
+// result, as for the CPU's Max()/Min(), which start from that element.
+template <typename Real, bool kNanAtOrigin, typename Load, typename Combine>
+__global__ void MatReduceKernel(MatrixDim d, const Real* data, Load load, Combine combine,
+                                Real identity, char* work) {
+  __shared__ Real buf[kCuReduceThreads];
+  Real* partials = reinterpret_cast<Real*>(work + kPartialsOffset);
+  unsigned int* counter = reinterpret_cast<unsigned int*>(work + kCounterOffset);
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  Real acc = identity;
+  for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
+    const Real* row = data + static_cast<size_t>(r) * d.stride;
+    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
+      acc = combine(acc, load(row[c], r, c));
+  }
+  const Real block_result = internal::BlockTreeReduce(buf, acc, combine, tid);
+  if (!internal::PublishPartialIsLast(block_result, partials, counter, tid)) return;
+  const volatile Real* vp = partials;
+  const int nblocks = gridDim.x * gridDim.y;
+  const Real v = tid < nblocks ? vp[tid] : identity;
+  Real total = internal::BlockTreeReduce(buf, v, combine, tid);
+  if (tid == 0) {
+    if (kNanAtOrigin && data[0] != data[0]) total = data[0];
+    reinterpret_cast<Real*>(work)[0] = total;
+  }
+}
+
+template <typename Real, bool kNanAtOrigin, typename Load, typename Combine>
+void LaunchReduce(MatrixDim d, const Real* data, Load load, Combine combine, Real identity,
+                  char* work, CuStream stream) {
+  static_assert(kCuReduceThreads == kCuReduceMaxBlocks, "final tree covers one partial per thread");
+  // The x extent of the block follows the row length (up to the whole block for long rows), so
+  // narrow matrices keep their threads busy; blocks then cover the columns first and the rows
+  // with the rest of the kCuReduceMaxBlocks.
+  int32_t bx = 1;
+  while (bx < d.cols && bx < kCuReduceThreads) bx *= 2;
+  const int32_t by = kCuReduceThreads / bx;
+  int64_t gx = (static_cast<int64_t>(d.cols) + bx - 1) / bx;
+  if (gx > kCuReduceMaxBlocks) gx = kCuReduceMaxBlocks;
+  int64_t gy = (static_cast<int64_t>(d.rows) + by - 1) / by;
+  if (gy > kCuReduceMaxBlocks / gx) gy = kCuReduceMaxBlocks / gx;
+  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), 1);
+  MatReduceKernel<Real, kNanAtOrigin>
+      <<<grid, dim3(bx, by, 1), 0, stream>>>(d, data, load, combine, identity, work);
+  CUCTX_CUDA_CHECK_LAUNCH("MatReduceKernel");
+}
+
+template <typename Real>
+void MatReduceImpl(MatrixDim d, const Real* data, MatReduce op, Real tol, void* d_work,
+                   CuStream stream) {
+  char* work = static_cast<char*>(d_work);
+  CUCTX_CUDA_CHECK(cudaMemsetAsync(work + kCounterOffset, 0, sizeof(unsigned int), stream));
+  if (d.rows == 0 || d.cols == 0) return;
+  switch (op) {
+    case MatReduce::kMax:
+      internal::CollapseIfContiguous(&d, nullptr);
+      return LaunchReduce<Real, true>(d, data, ValueLoad(), internal::MaxCombine(), Real(-INFINITY),
+                                      work, stream);
+    case MatReduce::kMin:
+      internal::CollapseIfContiguous(&d, nullptr);
+      return LaunchReduce<Real, true>(d, data, ValueLoad(), internal::MinCombine(), Real(INFINITY),
+                                      work, stream);
+    case MatReduce::kTrace:
+      return LaunchReduce<Real, false>(DiagDim(d), data, ValueLoad(), internal::SumCombine(),
+                                       Real(0), work, stream);
+    case MatReduce::kOffUnit:
+      // Not collapsed: the loader needs the true (r, c).
+      return LaunchReduce<Real, false>(d, data, OffUnitLoad<Real>{tol}, internal::MaxCombine(),
+                                       Real(0), work, stream);
+  }
+}
+
+}  // namespace
+
+void LaunchFunctionMap(MatrixDim d, FunctionMap map, float a, float b, const float* src, int32_t ss,
+                       float* dst, CuStream st) {
+  FunctionMapImpl(d, map, a, b, src, ss, dst, st);
+}
+void LaunchFunctionMap(MatrixDim d, FunctionMap map, double a, double b, const double* src,
+                       int32_t ss, double* dst, CuStream st) {
+  FunctionMapImpl(d, map, a, b, src, ss, dst, st);
+}
+void LaunchVecBroadcast(MatrixDim d, VecBroadcast op, float alpha, const float* v, float beta,
+                        float* dst, CuStream st) {
+  VecBroadcastImpl(d, op, alpha, v, beta, dst, st);
+}
+void LaunchVecBroadcast(MatrixDim d, VecBroadcast op, double alpha, const double* v, double beta,
+                        double* dst, CuStream st) {
+  VecBroadcastImpl(d, op, alpha, v, beta, dst, st);
+}
+void LaunchMulRowsGroupMat(MatrixDim d, const float* src, int32_t ss, int32_t group, float* dst,
+                           CuStream st) {
+  LaunchIndexed(d, MulRowsGroupOp<float>{src, ss, group}, dst, st);
+}
+void LaunchMulRowsGroupMat(MatrixDim d, const double* src, int32_t ss, int32_t group, double* dst,
+                           CuStream st) {
+  LaunchIndexed(d, MulRowsGroupOp<double>{src, ss, group}, dst, st);
+}
+void LaunchAddMatBlocks(MatrixDim d, float alpha, const float* a, MatrixDim a_dim, bool trans,
+                        bool sum_blocks, float* dst, CuStream st) {
+  AddMatBlocksImpl(d, alpha, a, a_dim, trans, sum_blocks, dst, st);
+}
+void LaunchAddMatBlocks(MatrixDim d, double alpha, const double* a, MatrixDim a_dim, bool trans,
+                        bool sum_blocks, double* dst, CuStream st) {
+  AddMatBlocksImpl(d, alpha, a, a_dim, trans, sum_blocks, dst, st);
+}
+void LaunchAddMatMatElements(MatrixDim d, float alpha, const float* a, int32_t as, const float* b,
+                             int32_t bs, float beta, float* dst, CuStream st) {
+  LaunchNary(d, AddMatMatElementsOp<float>{alpha, beta}, dst, st, MapInput<float>{a, as},
+             MapInput<float>{b, bs});
+}
+void LaunchAddMatMatElements(MatrixDim d, double alpha, const double* a, int32_t as,
+                             const double* b, int32_t bs, double beta, double* dst, CuStream st) {
+  LaunchNary(d, AddMatMatElementsOp<double>{alpha, beta}, dst, st, MapInput<double>{a, as},
+             MapInput<double>{b, bs});
+}
+void LaunchSetMatMatDivMat(MatrixDim d, const float* a, int32_t as, const float* b, int32_t bs,
+                           const float* c, int32_t cs, float* dst, CuStream st) {
+  LaunchNary(d, MatMatDivMatOp<float>{}, dst, st, MapInput<float>{a, as}, MapInput<float>{b, bs},
+             MapInput<float>{c, cs});
+}
+void LaunchSetMatMatDivMat(MatrixDim d, const double* a, int32_t as, const double* b, int32_t bs,
+                           const double* c, int32_t cs, double* dst, CuStream st) {
+  LaunchNary(d, MatMatDivMatOp<double>{}, dst, st, MapInput<double>{a, as}, MapInput<double>{b, bs},
+             MapInput<double>{c, cs});
+}
+void LaunchAddToDiag(MatrixDim d, float alpha, float* data, CuStream st) {
+  AddToDiagImpl(d, alpha, data, st);
+}
+void LaunchAddToDiag(MatrixDim d, double alpha, double* data, CuStream st) {
+  AddToDiagImpl(d, alpha, data, st);
+}
+
+size_t MatReduceWorkspaceBytes() { return kCounterOffset + 16; }
+
+void LaunchMatReduce(MatrixDim d, const float* data, MatReduce op, float tol, void* d_work,
+                     CuStream st) {
+  MatReduceImpl(d, data, op, tol, d_work, st);
+}
+void LaunchMatReduce(MatrixDim d, const double* data, MatReduce op, double tol, void* d_work,
+                     CuStream st) {
+  MatReduceImpl(d, data, op, tol, d_work, st);
+}
+
+}  // namespace cuctx
