@@ -86,10 +86,7 @@ struct ExpSpecialOp {
 template <typename Real, typename Op>
 void LaunchMap(MatrixDim d, const Real* src, int32_t src_stride, Op op, Real* dst,
                CuStream stream) {
-  internal::CollapseIfContiguous(&d, &src_stride);
-  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  internal::BinaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_stride, op, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("BinaryMapKernel(function map)");
+  internal::LaunchBinaryMap(d, src, src_stride, op, dst, stream, "BinaryMapKernel(function map)");
 }
 
 template <typename Real>
