@@ -20,12 +20,7 @@
 namespace cuctx {
 namespace {
 
-template <typename Real>
-Matrix<Real> ToHost(const CuMatrixBase<Real>& m) {
-  Matrix<Real> h(m.NumRows(), m.NumCols(), kUndefined);
-  m.CopyToMat(&h);
-  return h;
-}
+using test::ToHost;
 
 template <typename Real>
 using Guarded = test::GuardedCuMatrix<Real>;
@@ -223,8 +218,7 @@ TYPED_TEST(CuMathTest, DiffNormalizePerRowMatchesReference) {
       EXPECT_TRUE(in_deriv.BorderUnchanged());
       // In place on out_deriv's first columns, then on in_value.
       CuSubMatrix<Real> first(out_deriv.view, 0, s.rows, 0, s.cols);
-      cu::DiffNormalizePerRow(in.view, out_deriv.view, static_cast<Real>(target), log_col,
-                              &first);
+      cu::DiffNormalizePerRow(in.view, out_deriv.view, static_cast<Real>(target), log_col, &first);
       EXPECT_TRUE(test::ExpectNear(ToHost(first), expected, tol)) << "on out_deriv";
       EXPECT_TRUE(out_deriv.BorderUnchanged());
       Guarded<Real> od(s.rows, out_cols, strided, &rng);
@@ -288,10 +282,15 @@ TYPED_TEST(CuMathTest, ThrowsOnMisuse) {
   if (test::GpuEnabled()) return;
   CuSubMatrix<Real> b_left(b, 0, 3, 0, 4);
   test::ExpectErrorContaining(
-      [&] { cu::Randomize(a, CuArray<int32>(std::vector<int32>{0, 3}), &b_left); },
+      [&] {
+        cu::Randomize(a, CuArray<int32>(std::vector<int32>{0, 3}), &b_left);
+      },
       "copy_from_idx[1] = 3");
-  test::ExpectErrorContaining([&] { cu::Copy(a, CuArray<int32>(std::vector<int32>{0, 4, 1, 2, 3}), &b); },
-                              "copy_from_indices[1] = 4");
+  test::ExpectErrorContaining(
+      [&] {
+        cu::Copy(a, CuArray<int32>(std::vector<int32>{0, 4, 1, 2, 3}), &b);
+      },
+      "copy_from_indices[1] = 4");
 }
 
 }  // namespace

@@ -17,19 +17,7 @@
 namespace cuctx {
 namespace {
 
-template <typename Real>
-Matrix<Real> ToHost(const CuMatrixBase<Real>& m) {
-  Matrix<Real> h(m.NumRows(), m.NumCols(), kUndefined);
-  m.CopyToMat(&h);
-  return h;
-}
-
-template <typename Real>
-Vector<Real> ToHost(const CuVectorBase<Real>& v) {
-  Vector<Real> h(v.Dim(), kUndefined);
-  v.CopyToVec(&h);
-  return h;
-}
+using test::ToHost;
 
 template <typename Real>
 using Guarded = test::GuardedCuMatrix<Real>;
@@ -69,26 +57,22 @@ void CheckDiffOp(CuOp cu_op, CpuOp cpu_op, double a_lo, double a_hi, double tol)
 
 TYPED_TEST(CuMatrixNnetDiffTest, DiffSoftmaxPerRowMatchesCpu) {
   using Real = TypeParam;
-  CheckDiffOp<Real>(
-      [](CuMatrixBase<Real>* o, const CuMatrixBase<Real>& v, const CuMatrixBase<Real>& d) {
-        o->DiffSoftmaxPerRow(v, d);
-      },
-      [](MatrixBase<Real>* o, const MatrixBase<Real>& v, const MatrixBase<Real>& d) {
-        o->DiffSoftmaxPerRow(v, d);
-      },
-      0, 1, RowSumTol<Real>());
+  CheckDiffOp<Real>([](CuMatrixBase<Real>* o, const CuMatrixBase<Real>& v,
+                       const CuMatrixBase<Real>& d) { o->DiffSoftmaxPerRow(v, d); },
+                    [](MatrixBase<Real>* o, const MatrixBase<Real>& v, const MatrixBase<Real>& d) {
+                      o->DiffSoftmaxPerRow(v, d);
+                    },
+                    0, 1, RowSumTol<Real>());
 }
 
 TYPED_TEST(CuMatrixNnetDiffTest, DiffLogSoftmaxPerRowMatchesCpu) {
   using Real = TypeParam;
-  CheckDiffOp<Real>(
-      [](CuMatrixBase<Real>* o, const CuMatrixBase<Real>& v, const CuMatrixBase<Real>& d) {
-        o->DiffLogSoftmaxPerRow(v, d);
-      },
-      [](MatrixBase<Real>* o, const MatrixBase<Real>& v, const MatrixBase<Real>& d) {
-        o->DiffLogSoftmaxPerRow(v, d);
-      },
-      -8, 0, RowSumTol<Real>());
+  CheckDiffOp<Real>([](CuMatrixBase<Real>* o, const CuMatrixBase<Real>& v,
+                       const CuMatrixBase<Real>& d) { o->DiffLogSoftmaxPerRow(v, d); },
+                    [](MatrixBase<Real>* o, const MatrixBase<Real>& v, const MatrixBase<Real>& d) {
+                      o->DiffLogSoftmaxPerRow(v, d);
+                    },
+                    -8, 0, RowSumTol<Real>());
 }
 
 // Back-propagation through a real softmax of wide rows with large inputs stays finite, and the
@@ -207,10 +191,16 @@ TYPED_TEST(CuMatrixNnetDiffTest, DiffXentRejectsBadTargets) {
   const Matrix<Real> post = test::RandomMatrix<Real>(3, 4, &rng, 0.1, 1);
   CuMatrix<Real> m(post);
   CuVector<Real> log_post;
-  test::ExpectErrorContaining([&] { m.DiffXent(CuArray<int32>(std::vector<int32>{0, 1}), &log_post); },
-                              "2 entries");
-  test::ExpectErrorContaining([&] { m.DiffXent(CuArray<int32>(std::vector<int32>{0, 1, 2}), nullptr); },
-                              "null");
+  test::ExpectErrorContaining(
+      [&] {
+        m.DiffXent(CuArray<int32>(std::vector<int32>{0, 1}), &log_post);
+      },
+      "2 entries");
+  test::ExpectErrorContaining(
+      [&] {
+        m.DiffXent(CuArray<int32>(std::vector<int32>{0, 1, 2}), nullptr);
+      },
+      "null");
   const CuArray<int32> bad(std::vector<int32>{0, 4, 1});
   if (!test::GpuEnabled()) {
     test::ExpectErrorContaining([&] { m.DiffXent(bad, &log_post); }, "tgt[1] = 4");
@@ -243,8 +233,8 @@ TYPED_TEST(CuMatrixNnetDiffTest, CompObjfAndDerivMatchesCpu) {
       expected.CompObjfAndDeriv(elements, a, &objf, &weight);
       CuMatrix<Real> deriv(start);
       deriv.CompObjfAndDeriv(elements, CuMatrix<Real>(a), &cu_objf, &cu_weight);
-      // Atomic adds of repeated elements land in any order.
-      EXPECT_TRUE(test::ExpectNear(ToHost(deriv), expected, 10 * test::Tol<Real>()));
+      // Up to 5000 adds into one element, atomic (in any order) on the GPU, in Real either way.
+      EXPECT_TRUE(test::ExpectNear(ToHost(deriv), expected, 100 * test::Tol<Real>()));
       EXPECT_TRUE(test::ScalarNear(cu_objf, objf, 10 * test::Tol<Real>()));
       EXPECT_TRUE(test::ScalarNear(cu_weight, weight, 10 * test::Tol<Real>()));
     }
@@ -291,8 +281,8 @@ TYPED_TEST(CuMatrixNnetDiffTest, ThrowsOnMisuseNamingShapes) {
   test::ExpectErrorContaining([&] { a.DiffParametricRelu(a, b, v4, v4); }, "3x5");
   Real objf, weight;
   const std::vector<MatrixElement<Real>> bad = {{0, 0, 1}, {3, 1, 1}};
-  test::ExpectErrorContaining([&] { a.CompObjfAndDeriv(bad, CuMatrix<Real>(3, 4), &objf, &weight); },
-                              "element 1 = (3, 1)");
+  test::ExpectErrorContaining(
+      [&] { a.CompObjfAndDeriv(bad, CuMatrix<Real>(3, 4), &objf, &weight); }, "element 1 = (3, 1)");
   test::ExpectErrorContaining([&] { a.CompObjfAndDeriv({}, CuMatrix<Real>(b), &objf, &weight); },
                               "3x5");
 }
@@ -310,8 +300,7 @@ TYPED_TEST(CuMatrixNnetDiffTest, ThrowsOnOverlap) {
   test::ExpectErrorContaining([&] { left.ParametricRelu(left, row, ok); }, "alpha overlaps");
   CuMatrix<Real> sq(4, 4);
   Real objf, weight;
-  test::ExpectErrorContaining([&] { sq.CompObjfAndDeriv({}, sq, &objf, &weight); },
-                              "A overlaps");
+  test::ExpectErrorContaining([&] { sq.CompObjfAndDeriv({}, sq, &objf, &weight); }, "A overlaps");
 }
 
 }  // namespace
