@@ -188,8 +188,8 @@ void LaunchNormalizePerRow(MatrixDim d, const double* in, double target_rms, boo
   NormalizeRows(d, in, target_rms, add_log_stddev, out, out_stride, st);
 }
 void LaunchDiffNormalizePerRow(MatrixDim d, const float* in_value, const float* out_deriv,
-                               int32_t ods, float target_rms, bool add_log_stddev,
-                               float* in_deriv, int32_t ids, CuStream st) {
+                               int32_t ods, float target_rms, bool add_log_stddev, float* in_deriv,
+                               int32_t ids, CuStream st) {
   DiffNormalizeRows(d, in_value, out_deriv, ods, target_rms, add_log_stddev, in_deriv, ids, st);
 }
 void LaunchDiffNormalizePerRow(MatrixDim d, const double* in_value, const double* out_deriv,

@@ -50,8 +50,8 @@ __global__ void DiffSoftmaxRowsKernel(MatrixDim d, const Real* value, int32_t va
 }
 
 template <typename Real>
-__global__ void GroupReduceKernel(MatrixDim d, const Real* src, int32_t src_stride,
-                                  int32_t group, bool max, Real power, Real* dst) {
+__global__ void GroupReduceKernel(MatrixDim d, const Real* src, int32_t src_stride, int32_t group,
+                                  bool max, Real power, Real* dst) {
   const bool inf = isinf(power);
   ForEachElement(d, [&](int32_t r, int32_t g) {
     const Real* x = src + static_cast<size_t>(r) * src_stride + static_cast<size_t>(g) * group;
@@ -210,8 +210,8 @@ void GroupReduceDeriv(MatrixDim d, const Real* in, int32_t is, const Real* out, 
                       Real* dst, CuStream stream) {
   if (d.rows == 0 || d.cols == 0) return;
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  GroupReduceDerivKernel<<<s.grid, s.block, 0, stream>>>(d, in, is, out, os, out_deriv, ods,
-                                                         group, max, power, dst);
+  GroupReduceDerivKernel<<<s.grid, s.block, 0, stream>>>(d, in, is, out, os, out_deriv, ods, group,
+                                                         max, power, dst);
   CUCTX_CUDA_CHECK_LAUNCH("GroupReduceDerivKernel");
 }
 
@@ -232,8 +232,7 @@ void CompObjf(MatrixDim d, const CuWeightedElement<Real>* elements, int64_t n, c
   double* partials = result + 2;
   const int64_t want = (n + kRowThreads - 1) / kRowThreads;
   const int blocks = static_cast<int>(want < 1 ? 1 : (want < kObjfBlocks ? want : kObjfBlocks));
-  CompObjfKernel<<<blocks, kRowThreads, 0, stream>>>(d, elements, n, a, a_stride, deriv,
-                                                     partials);
+  CompObjfKernel<<<blocks, kRowThreads, 0, stream>>>(d, elements, n, a, a_stride, deriv, partials);
   CUCTX_CUDA_CHECK_LAUNCH("CompObjfKernel");
   CompObjfCombineKernel<<<1, 32, 0, stream>>>(blocks, partials, result);
   CUCTX_CUDA_CHECK_LAUNCH("CompObjfCombineKernel");
@@ -267,9 +266,9 @@ void LaunchGroupReduce(MatrixDim d, const double* src, int32_t ss, int32_t group
                        double power, double* dst, CuStream st) {
   GroupReduce(d, src, ss, group, max, power, dst, st);
 }
-void LaunchGroupReduceDeriv(MatrixDim d, const float* in, int32_t is, const float* out,
-                            int32_t os, const float* out_deriv, int32_t ods, int32_t group,
-                            bool max, float power, float* dst, CuStream st) {
+void LaunchGroupReduceDeriv(MatrixDim d, const float* in, int32_t is, const float* out, int32_t os,
+                            const float* out_deriv, int32_t ods, int32_t group, bool max,
+                            float power, float* dst, CuStream st) {
   GroupReduceDeriv(d, in, is, out, os, out_deriv, ods, group, max, power, dst, st);
 }
 void LaunchGroupReduceDeriv(MatrixDim d, const double* in, int32_t is, const double* out,
@@ -280,8 +279,7 @@ void LaunchGroupReduceDeriv(MatrixDim d, const double* in, int32_t is, const dou
 void LaunchDiffXent(MatrixDim d, const int32_t* tgt, float* data, float* log_post, CuStream st) {
   DiffXent(d, tgt, data, log_post, st);
 }
-void LaunchDiffXent(MatrixDim d, const int32_t* tgt, double* data, double* log_post,
-                    CuStream st) {
+void LaunchDiffXent(MatrixDim d, const int32_t* tgt, double* data, double* log_post, CuStream st) {
   DiffXent(d, tgt, data, log_post, st);
 }
 size_t CompObjfWorkspaceBytes() { return (2 + 2 * static_cast<size_t>(kObjfBlocks)) * 8; }
@@ -290,13 +288,12 @@ void LaunchCompObjfAndDeriv(MatrixDim d, const CuWeightedElement<float>* e, int6
   CompObjf(d, e, n, a, as, deriv, work, st);
 }
 void LaunchCompObjfAndDeriv(MatrixDim d, const CuWeightedElement<double>* e, int64_t n,
-                            const double* a, int32_t as, double* deriv, void* work,
-                            CuStream st) {
+                            const double* a, int32_t as, double* deriv, void* work, CuStream st) {
   CompObjf(d, e, n, a, as, deriv, work, st);
 }
 void LaunchParametricRelu(MatrixDim d, const float* value, int32_t vs, const float* diff,
-                          int32_t ds, const float* alpha, const float* beta, bool deriv,
-                          float* dst, CuStream st) {
+                          int32_t ds, const float* alpha, const float* beta, bool deriv, float* dst,
+                          CuStream st) {
   ParametricRelu(d, value, vs, diff, ds, alpha, beta, deriv, dst, st);
 }
 void LaunchParametricRelu(MatrixDim d, const double* value, int32_t vs, const double* diff,

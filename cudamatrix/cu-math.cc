@@ -54,11 +54,11 @@ void Randomize(const CuMatrixBase<Real>& src, const CuArray<int32>& copy_from_id
                CuMatrixBase<Real>* tgt) {
   const char* op = "cu::Randomize";
   CUCTX_CHECK(tgt != nullptr) << op << ": null tgt";
-  CUCTX_CHECK(SameDim(src, *tgt))
-      << op << ": src " << ShapeText(src) << " does not match tgt " << ShapeText(*tgt);
+  CUCTX_CHECK(SameDim(src, *tgt)) << op << ": src " << ShapeText(src) << " does not match tgt "
+                                  << ShapeText(*tgt);
   CUCTX_CHECK(copy_from_idx.Dim() <= tgt->NumRows())
-      << op << ": copy_from_idx has " << copy_from_idx.Dim() << " entries, more than the rows of tgt "
-      << ShapeText(*tgt);
+      << op << ": copy_from_idx has " << copy_from_idx.Dim()
+      << " entries, more than the rows of tgt " << ShapeText(*tgt);
   CheckDisjoint(op, src, "src", *tgt, "tgt");
   if (copy_from_idx.Dim() == 0 || tgt->NumCols() == 0) return;
 #if CUCTX_HAVE_CUDA
@@ -101,7 +101,8 @@ void Splice(const CuMatrixBase<Real>& src, const CuArray<int32>& frame_offsets,
   for (MatrixIndexT r = 0; r < t.NumRows(); ++r) {
     for (MatrixIndexT k = 0; k < frame_offsets.Dim(); ++k) {
       const int64 wanted = static_cast<int64>(r) + offsets[k];
-      const MatrixIndexT from = static_cast<MatrixIndexT>(std::min<int64>(std::max<int64>(wanted, 0), last));
+      const MatrixIndexT from =
+          static_cast<MatrixIndexT>(std::min<int64>(std::max<int64>(wanted, 0), last));
       t.Row(r).Range(k * n, n).CopyFromVec(s.Row(from));
     }
   }
@@ -166,8 +167,8 @@ void EnsureNonzero(const CuVectorBase<Real>& src, Real epsilon, CuVectorBase<Rea
   if (dest->Dim() == 0) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchEnsureNonzero(internal::VecDim(dest->Dim()), src.Data(), src.Dim(), epsilon,
-                        dest->Data(), internal::ThreadStream());
+    LaunchEnsureNonzero(internal::VecDim(dest->Dim()), src.Data(), src.Dim(), epsilon, dest->Data(),
+                        internal::ThreadStream());
     return;
   }
 #endif
@@ -215,9 +216,8 @@ void DiffNormalizePerRow(const CuMatrixBase<Real>& in_value, const CuMatrixBase<
   const char* op = "cu::DiffNormalizePerRow";
   CUCTX_CHECK(in_deriv != nullptr) << op << ": null in_deriv";
   const MatrixIndexT dim = in_value.NumCols();
-  CUCTX_CHECK(SameDim(in_value, *in_deriv))
-      << op << ": in_deriv " << ShapeText(*in_deriv) << " does not match in_value "
-      << ShapeText(in_value);
+  CUCTX_CHECK(SameDim(in_value, *in_deriv)) << op << ": in_deriv " << ShapeText(*in_deriv)
+                                            << " does not match in_value " << ShapeText(in_value);
   CUCTX_CHECK(out_deriv.NumRows() == in_value.NumRows() &&
               out_deriv.NumCols() == dim + (add_log_stddev ? 1 : 0))
       << op << ": out_deriv " << ShapeText(out_deriv) << " does not fit in_value "
@@ -231,9 +231,9 @@ void DiffNormalizePerRow(const CuMatrixBase<Real>& in_value, const CuMatrixBase<
   if (in_deriv->NumRows() == 0 || dim == 0) return;
 #if CUCTX_HAVE_CUDA
   if (CuDevice::Instantiate().Enabled()) {
-    LaunchDiffNormalizePerRow(in_value.Dim(), in_value.Data(), out_deriv.Data(),
-                              out_deriv.Stride(), target_rms, add_log_stddev, in_deriv->Data(),
-                              in_deriv->Stride(), internal::ThreadStream());
+    LaunchDiffNormalizePerRow(in_value.Dim(), in_value.Data(), out_deriv.Data(), out_deriv.Stride(),
+                              target_rms, add_log_stddev, in_deriv->Data(), in_deriv->Stride(),
+                              internal::ThreadStream());
     return;
   }
 #endif
@@ -257,14 +257,14 @@ void DiffNormalizePerRow(const CuMatrixBase<Real>& in_value, const CuMatrixBase<
   }
 }
 
-#define CUCTX_INSTANTIATE_CU_MATH_(R)                                                            \
-  template void Randomize(const CuMatrixBase<R>&, const CuArray<int32>&, CuMatrixBase<R>*);      \
-  template void Splice(const CuMatrixBase<R>&, const CuArray<int32>&, CuMatrixBase<R>*);         \
-  template void Copy(const CuMatrixBase<R>&, const CuArray<int32>&, CuMatrixBase<R>*);           \
-  template void EnsureNonzero(const CuMatrixBase<R>&, R, CuMatrixBase<R>*);                      \
-  template void EnsureNonzero(const CuVectorBase<R>&, R, CuVectorBase<R>*);                      \
-  template void NormalizePerRow(const CuMatrixBase<R>&, R, bool, CuMatrixBase<R>*);              \
-  template void DiffNormalizePerRow(const CuMatrixBase<R>&, const CuMatrixBase<R>&, R, bool,     \
+#define CUCTX_INSTANTIATE_CU_MATH_(R)                                                        \
+  template void Randomize(const CuMatrixBase<R>&, const CuArray<int32>&, CuMatrixBase<R>*);  \
+  template void Splice(const CuMatrixBase<R>&, const CuArray<int32>&, CuMatrixBase<R>*);     \
+  template void Copy(const CuMatrixBase<R>&, const CuArray<int32>&, CuMatrixBase<R>*);       \
+  template void EnsureNonzero(const CuMatrixBase<R>&, R, CuMatrixBase<R>*);                  \
+  template void EnsureNonzero(const CuVectorBase<R>&, R, CuVectorBase<R>*);                  \
+  template void NormalizePerRow(const CuMatrixBase<R>&, R, bool, CuMatrixBase<R>*);          \
+  template void DiffNormalizePerRow(const CuMatrixBase<R>&, const CuMatrixBase<R>&, R, bool, \
                                     CuMatrixBase<R>*);
 
 CUCTX_INSTANTIATE_CU_MATH_(float)

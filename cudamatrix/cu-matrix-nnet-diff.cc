@@ -102,7 +102,8 @@ void CuMatrixBase<Real>::DiffLogSoftmaxPerRow(const CuMatrixBase<Real>& out_valu
 
 template <typename Real>
 void CuMatrixBase<Real>::GroupPnorm(const CuMatrixBase<Real>& src, Real power) {
-  [[maybe_unused]] const MatrixIndexT group = CheckGroups("CuMatrix::GroupPnorm", src, "src", *this, "*this");
+  [[maybe_unused]] const MatrixIndexT group =
+      CheckGroups("CuMatrix::GroupPnorm", src, "src", *this, "*this");
   CUCTX_CHECK(power >= 0) << "CuMatrix::GroupPnorm: power = " << power << " must be >= 0";
   CheckDisjoint("CuMatrix::GroupPnorm", *this, src, "src");
   if (Empty()) return;
@@ -122,7 +123,8 @@ void CuMatrixBase<Real>::DiffGroupPnorm(const CuMatrixBase<Real>& in_value,
                                         const CuMatrixBase<Real>& out_deriv, Real power) {
   const char* op = "CuMatrix::DiffGroupPnorm";
   CheckSameShapeOrAlias(op, *this, in_value, "in_value");
-  [[maybe_unused]] const MatrixIndexT group = CheckGroups(op, *this, "*this", out_value, "out_value");
+  [[maybe_unused]] const MatrixIndexT group =
+      CheckGroups(op, *this, "*this", out_value, "out_value");
   CUCTX_CHECK(SameDim(out_value, out_deriv))
       << op << ": out_deriv " << ShapeText(out_deriv) << " does not match out_value "
       << ShapeText(out_value);
@@ -143,7 +145,8 @@ void CuMatrixBase<Real>::DiffGroupPnorm(const CuMatrixBase<Real>& in_value,
 
 template <typename Real>
 void CuMatrixBase<Real>::GroupMax(const CuMatrixBase<Real>& src) {
-  [[maybe_unused]] const MatrixIndexT group = CheckGroups("CuMatrix::GroupMax", src, "src", *this, "*this");
+  [[maybe_unused]] const MatrixIndexT group =
+      CheckGroups("CuMatrix::GroupMax", src, "src", *this, "*this");
   CheckDisjoint("CuMatrix::GroupMax", *this, src, "src");
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
@@ -160,8 +163,8 @@ template <typename Real>
 void CuMatrixBase<Real>::GroupMaxDeriv(const CuMatrixBase<Real>& input,
                                        const CuMatrixBase<Real>& output) {
   CheckSameShapeOrAlias("CuMatrix::GroupMaxDeriv", *this, input, "input");
-  [[maybe_unused]] const MatrixIndexT group = CheckGroups("CuMatrix::GroupMaxDeriv", *this, "*this", output,
-                                         "output");
+  [[maybe_unused]] const MatrixIndexT group =
+      CheckGroups("CuMatrix::GroupMaxDeriv", *this, "*this", output, "output");
   CheckDisjoint("CuMatrix::GroupMaxDeriv", *this, output, "output");
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
@@ -204,8 +207,8 @@ void CuMatrixBase<Real>::CompObjfAndDeriv(const std::vector<MatrixElement<Real>>
                                           Real* tot_weight) {
   const char* op = "CuMatrix::CompObjfAndDeriv";
   CUCTX_CHECK(tot_objf != nullptr && tot_weight != nullptr) << op << ": null output";
-  CUCTX_CHECK(SameDim(*this, A))
-      << op << ": A " << ShapeText(A) << " does not match *this " << ShapeText(*this);
+  CUCTX_CHECK(SameDim(*this, A)) << op << ": A " << ShapeText(A) << " does not match *this "
+                                 << ShapeText(*this);
   CheckDisjoint(op, *this, A, "A");
   for (size_t i = 0; i < elements.size(); ++i) {
     const MatrixElement<Real>& e = elements[i];
@@ -272,23 +275,24 @@ void CuMatrixBase<Real>::DiffParametricRelu(const CuMatrixBase<Real>& value,
   CpuView().DiffParametricRelu(value.CpuView(), diff.CpuView(), HostView(alpha), HostView(beta));
 }
 
-#define CUCTX_INSTANTIATE_CU_NNET_DIFF_(R)                                                       \
-  template void CuMatrixBase<R>::DiffSoftmaxPerRow(const CuMatrixBase<R>&,                       \
-                                                   const CuMatrixBase<R>&);                      \
-  template void CuMatrixBase<R>::DiffLogSoftmaxPerRow(const CuMatrixBase<R>&,                    \
-                                                      const CuMatrixBase<R>&);                   \
-  template void CuMatrixBase<R>::GroupPnorm(const CuMatrixBase<R>&, R);                          \
-  template void CuMatrixBase<R>::DiffGroupPnorm(const CuMatrixBase<R>&, const CuMatrixBase<R>&,  \
-                                                const CuMatrixBase<R>&, R);                      \
-  template void CuMatrixBase<R>::GroupMax(const CuMatrixBase<R>&);                               \
-  template void CuMatrixBase<R>::GroupMaxDeriv(const CuMatrixBase<R>&, const CuMatrixBase<R>&);  \
-  template void CuMatrixBase<R>::DiffXent(const CuArrayBase<int32>&, CuVector<R>*);              \
-  template void CuMatrixBase<R>::CompObjfAndDeriv(const std::vector<MatrixElement<R>>&,          \
-                                                  const CuMatrix<R>&, R*, R*);                   \
-  template void CuMatrixBase<R>::ParametricRelu(const CuMatrixBase<R>&, const CuVectorBase<R>&,  \
-                                                const CuVectorBase<R>&);                         \
-  template void CuMatrixBase<R>::DiffParametricRelu(const CuMatrixBase<R>&, const CuMatrixBase<R>&, \
-                                                    const CuVectorBase<R>&, const CuVectorBase<R>&);
+#define CUCTX_INSTANTIATE_CU_NNET_DIFF_(R)                                                      \
+  template void CuMatrixBase<R>::DiffSoftmaxPerRow(const CuMatrixBase<R>&,                      \
+                                                   const CuMatrixBase<R>&);                     \
+  template void CuMatrixBase<R>::DiffLogSoftmaxPerRow(const CuMatrixBase<R>&,                   \
+                                                      const CuMatrixBase<R>&);                  \
+  template void CuMatrixBase<R>::GroupPnorm(const CuMatrixBase<R>&, R);                         \
+  template void CuMatrixBase<R>::DiffGroupPnorm(const CuMatrixBase<R>&, const CuMatrixBase<R>&, \
+                                                const CuMatrixBase<R>&, R);                     \
+  template void CuMatrixBase<R>::GroupMax(const CuMatrixBase<R>&);                              \
+  template void CuMatrixBase<R>::GroupMaxDeriv(const CuMatrixBase<R>&, const CuMatrixBase<R>&); \
+  template void CuMatrixBase<R>::DiffXent(const CuArrayBase<int32>&, CuVector<R>*);             \
+  template void CuMatrixBase<R>::CompObjfAndDeriv(const std::vector<MatrixElement<R>>&,         \
+                                                  const CuMatrix<R>&, R*, R*);                  \
+  template void CuMatrixBase<R>::ParametricRelu(const CuMatrixBase<R>&, const CuVectorBase<R>&, \
+                                                const CuVectorBase<R>&);                        \
+  template void CuMatrixBase<R>::DiffParametricRelu(                                            \
+      const CuMatrixBase<R>&, const CuMatrixBase<R>&, const CuVectorBase<R>&,                   \
+      const CuVectorBase<R>&);
 
 CUCTX_INSTANTIATE_CU_NNET_DIFF_(float)
 CUCTX_INSTANTIATE_CU_NNET_DIFF_(double)
