@@ -4,6 +4,7 @@
 #include "cudamatrix/cu-device-utils.cuh"
 #include "cudamatrix/cu-kernels.h"
 #include "cudamatrix/cu-matrixdim.h"
+#include "cudamatrix/cu-row-reduce.cuh"
 
 #include <climits>
 #include <type_traits>
@@ -11,20 +12,17 @@
 namespace cuctx {
 namespace {
 
-// Row reductions use one block of this many threads per row (8 warps).
-constexpr int kRowThreads = 256;
-constexpr int kRowWarps = kRowThreads / 32;
-// Blocks per launch for row reductions; the kernels grid-stride over the remaining rows.
-constexpr int kMaxRowBlocks = 65535;
-
-__device__ inline float DevExp(float x) { return expf(x); }
-__device__ inline double DevExp(double x) { return exp(x); }
-__device__ inline float DevLog(float x) { return logf(x); }
-__device__ inline double DevLog(double x) { return log(x); }
-__device__ inline float DevLog1p(float x) { return log1pf(x); }
-__device__ inline double DevLog1p(double x) { return log1p(x); }
-__device__ inline float DevTanh(float x) { return tanhf(x); }
-__device__ inline double DevTanh(double x) { return tanh(x); }
+using internal::BlockReduce;
+using internal::DevExp;
+using internal::DevLog;
+using internal::DevLog1p;
+using internal::DevTanh;
+using internal::kMaxRowBlocks;
+using internal::kRowThreads;
+using internal::kRowWarps;
+using internal::MaxOp;
+using internal::MinOp;
+using internal::SumOp;
 
 // The map is a template argument, so each launch compiles to straight-line code for one function.
 template <typename Real, NnetMap kMap>
@@ -70,40 +68,6 @@ __global__ void DiffKernel(MatrixDim d, const Real* value, int32_t value_stride,
       drow[c] = kTanh ? grow[c] * (Real(1) - y * y) : grow[c] * y * (Real(1) - y);
     }
   }
-}
-
-struct SumOp {
-  template <typename Real>
-  __device__ Real operator()(Real a, Real b) const {
-    return a + b;
-  }
-};
-struct MaxOp {
-  template <typename Real>
-  __device__ Real operator()(Real a, Real b) const {
-    return b > a ? b : a;
-  }
-};
-struct MinOp {
-  template <typename Real>
-  __device__ Real operator()(Real a, Real b) const {
-    return b < a ? b : a;
-  }
-};
-
-// Reduces one value per thread over a block of kRowThreads; every thread gets the result. Warps
-// reduce with shuffles, then every thread combines the kRowWarps warp results in the same order,
-// so the result is deterministic and no second broadcast is needed. `sh` holds kRowWarps values.
-template <typename Real, typename Op>
-__device__ Real BlockReduce(Real v, Op op, Real* sh) {
-  for (int offset = 16; offset > 0; offset /= 2) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  // A previous call's readers of sh must finish before it is overwritten.
-  __syncthreads();
-  if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = v;
-  __syncthreads();
-  Real total = sh[0];
-  for (int w = 1; w < kRowWarps; ++w) total = op(total, sh[w]);
-  return total;
 }
 
 // One block per row (grid-strided over rows): the row maximum, then the sum of exp(x - max), then

@@ -140,6 +140,106 @@ void LaunchColSum(MatrixDim dim, const double* data, double alpha, double beta, 
 // d_id[r] = column of the largest element of row r, the lowest such column on ties; dim.cols > 0.
 void LaunchFindRowMaxId(MatrixDim dim, const float* data, int32_t* d_id, CuStream stream);
 void LaunchFindRowMaxId(MatrixDim dim, const double* data, int32_t* d_id, CuStream stream);
+// -- back-propagation and group ops (cu-kernels-nnet-diff.cu)
+// Row-wise back-propagation through a softmax (log_softmax false: dst = value .* (diff - rowsum(
+// value .* diff))) or a log-softmax (dst = diff - exp(value) .* rowsum(diff)); value is the
+// forward output. One warp per row for rows of at most 128 columns, else one 256-thread block;
+// every read of a row precedes the row's reduction barrier, so dst may equal value or diff.
+void LaunchDiffSoftmaxRows(MatrixDim dst_dim, const float* value, int32_t value_stride,
+                           const float* diff, int32_t diff_stride, bool log_softmax, float* dst,
+                           CuStream stream);
+void LaunchDiffSoftmaxRows(MatrixDim dst_dim, const double* value, int32_t value_stride,
+                           const double* diff, int32_t diff_stride, bool log_softmax, double* dst,
+                           CuStream stream);
+// dst(r, g) = p-norm (power 0 counts nonzeros, inf is max |x|) or, with `max`, the maximum of
+// src(r, g * group .. g * group + group - 1); src has dst_dim.rows rows of dst_dim.cols * group
+// columns and must not overlap dst. group > 0.
+void LaunchGroupReduce(MatrixDim dst_dim, const float* src, int32_t src_stride, int32_t group,
+                       bool max, float power, float* dst, CuStream stream);
+void LaunchGroupReduce(MatrixDim dst_dim, const double* src, int32_t src_stride, int32_t group,
+                       bool max, double power, double* dst, CuStream stream);
+// Derivatives of LaunchGroupReduce, element-wise over dst (the shape of the group input `in`):
+// with `max`, dst = (in == out(r, c / group)) ? 1 : 0; else dst = out_deriv(r, c / group) times
+// d out / d in (sign(x) for power 1; sign(x) where |x| == out for inf; 0 where out == 0; else
+// sign(x) |x|^(p-1) out^(1-p)). out_deriv is unused (may be null) with `max`. in may equal dst;
+// out and out_deriv must not overlap dst.
+void LaunchGroupReduceDeriv(MatrixDim dst_dim, const float* in, int32_t in_stride, const float* out,
+                            int32_t out_stride, const float* out_deriv, int32_t out_deriv_stride,
+                            int32_t group, bool max, float power, float* dst, CuStream stream);
+void LaunchGroupReduceDeriv(MatrixDim dst_dim, const double* in, int32_t in_stride,
+                            const double* out, int32_t out_stride, const double* out_deriv,
+                            int32_t out_deriv_stride, int32_t group, bool max, double power,
+                            double* dst, CuStream stream);
+// For each row r with 0 <= d_tgt[r] < dim.cols: d_log_post[r] = log(data(r, tgt)) and
+// data(r, tgt) -= 1; a row whose target is out of range is left alone and gets NaN.
+void LaunchDiffXent(MatrixDim dim, const int32_t* d_tgt, float* data, float* d_log_post,
+                    CuStream stream);
+void LaunchDiffXent(MatrixDim dim, const int32_t* d_tgt, double* data, double* d_log_post,
+                    CuStream stream);
+// One weighted element as CompObjfAndDeriv uploads it: the layout of MatrixElement<Real>.
+template <typename Real>
+struct CuWeightedElement {
+  int32_t row;
+  int32_t column;
+  Real weight;
+};
+// Device scratch bytes LaunchCompObjfAndDeriv needs (partials and the result).
+size_t CompObjfWorkspaceBytes();
+// For each of the n elements e (device array, indices already checked against dim): deriv(e) +=
+// e.weight / a(e) (atomically, so repeated elements add up), and d_work[0], d_work[1] (as
+// doubles) = sum e.weight * log(a(e)), sum e.weight, accumulated in double per thread, then per
+// block, then over the blocks in a fixed order. a (a_stride, dim's shape) must not overlap deriv.
+void LaunchCompObjfAndDeriv(MatrixDim dim, const CuWeightedElement<float>* d_elements, int64_t n,
+                            const float* a, int32_t a_stride, float* deriv, void* d_work,
+                            CuStream stream);
+void LaunchCompObjfAndDeriv(MatrixDim dim, const CuWeightedElement<double>* d_elements, int64_t n,
+                            const double* a, int32_t a_stride, double* deriv, void* d_work,
+                            CuStream stream);
+// dst = x * (x > 0 ? alpha[c] : beta[c]) (deriv false, x = value) or diff * (x > 0 ? alpha[c] :
+// beta[c]) (deriv true), per column c. value and diff may equal dst; alpha and beta must not
+// overlap it.
+void LaunchParametricRelu(MatrixDim dst_dim, const float* value, int32_t value_stride,
+                          const float* diff, int32_t diff_stride, const float* alpha,
+                          const float* beta, bool deriv, float* dst, CuStream stream);
+void LaunchParametricRelu(MatrixDim dst_dim, const double* value, int32_t value_stride,
+                          const double* diff, int32_t diff_stride, const double* alpha,
+                          const double* beta, bool deriv, double* dst, CuStream stream);
+
+// -- cu:: helpers (cu-kernels-math.cu)
+// Row gathers. kRandomize: dst(r, c) = src(idx[r], c) (idx has dst_dim.rows entries); kCopyCols:
+// dst(r, c) = src(r, idx[c]) (idx has dst_dim.cols entries); an index outside src leaves the
+// element alone. kSplice: dst(r, k * src.cols + j) = src(clamp(r + idx[k], 0, src.rows - 1), j).
+// src (src_dim) must not overlap dst.
+enum class GatherKind : int32_t { kRandomize, kCopyCols, kSplice };
+void LaunchMathGather(MatrixDim dst_dim, const float* src, MatrixDim src_dim, const int32_t* d_idx,
+                      GatherKind kind, float* dst, CuStream stream);
+void LaunchMathGather(MatrixDim dst_dim, const double* src, MatrixDim src_dim, const int32_t* d_idx,
+                      GatherKind kind, double* dst, CuStream stream);
+// dst = src with values in (-epsilon, epsilon) moved to +epsilon (x >= 0) or -epsilon; src may
+// equal dst.
+void LaunchEnsureNonzero(MatrixDim dst_dim, const float* src, int32_t src_stride, float epsilon,
+                         float* dst, CuStream stream);
+void LaunchEnsureNonzero(MatrixDim dst_dim, const double* src, int32_t src_stride, double epsilon,
+                         double* dst, CuStream stream);
+// Row normalization of in (in_dim, D = in_dim.cols): out(r, :D) = in(r, :) * f with
+// f = 1 / sqrt(max(sum_j in(r, j)^2 / (D * target_rms^2), 2^-66)) (the ratio taken as 0 when
+// D == 0), and with add_log_stddev out(r, D) = log(target_rms) - log(f). in may be out's first D
+// columns; otherwise they must not overlap.
+void LaunchNormalizePerRow(MatrixDim in_dim, const float* in, float target_rms, bool add_log_stddev,
+                           float* out, int32_t out_stride, CuStream stream);
+void LaunchNormalizePerRow(MatrixDim in_dim, const double* in, double target_rms,
+                           bool add_log_stddev, double* out, int32_t out_stride, CuStream stream);
+// Back-propagation of LaunchNormalizePerRow, written (not added) to in_deriv (in_dim's shape):
+// in_deriv(r, j) = f dy_j + (c * (dy . x) + s) x_j with x = in_value row, dy = the first D
+// elements of the out_deriv row, f as above, c = -f^3 / (D * target_rms^2) where the ratio
+// exceeds the floor (else 0), and s = out_deriv(r, D) / max(x . x, D * 2^-66) with
+// add_log_stddev (else 0). in_deriv may be in_value or out_deriv's first D columns.
+void LaunchDiffNormalizePerRow(MatrixDim in_dim, const float* in_value, const float* out_deriv,
+                               int32_t out_deriv_stride, float target_rms, bool add_log_stddev,
+                               float* in_deriv, int32_t in_deriv_stride, CuStream stream);
+void LaunchDiffNormalizePerRow(MatrixDim in_dim, const double* in_value, const double* out_deriv,
+                               int32_t out_deriv_stride, double target_rms, bool add_log_stddev,
+                               double* in_deriv, int32_t in_deriv_stride, CuStream stream);
 // ---- end of neural-net family -------------------------------------------------------------------
 
 // ---- gather/scatter family (cu-kernels-gather.cu) -----------------------------------------------

@@ -5,6 +5,7 @@
 
 #include "cudamatrix/cu-array.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-math.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/cu-value.h"

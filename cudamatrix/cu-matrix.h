@@ -21,7 +21,7 @@ class CuSubMatrix;
 template <typename T>
 class CuArray;  // FindRowMaxId output (cudamatrix/cu-array.h)
 template <typename T>
-class CuArrayBase;  // index arrays of the gather/scatter family
+class CuArrayBase;  // index arrays and DiffXent targets (cudamatrix/cu-array.h)
 
 // A row-major NumRows() x NumCols() matrix of Real (float or double) whose row r starts
 // Stride() elements after row r - 1 (Stride() >= NumCols()).
@@ -173,6 +173,59 @@ class CuMatrixBase {
   // on ties the lowest such column (as Matrix::FindRowMaxId). Throws if there are rows but no
   // columns. Asynchronous; *id is filled on this thread's stream.
   void FindRowMaxId(CuArray<int32>* id) const;
+  // -- back-propagation, group ops and objectives (cu-matrix-nnet-diff.cc). Inputs have the shapes
+  // named below (else cuctx::Error naming both shapes); each input is *this itself (same data
+  // and stride) or disjoint from it where so stated, else must not overlap it at all.
+
+  // Back-propagation through SoftMaxPerRow given its output `value`: for each row,
+  // this = value .* (diff - (value . diff)). Back-propagation through LogSoftMaxPerRow given its
+  // output `out_value`: this = out_deriv - exp(out_value) * sum(out_deriv). All have this shape;
+  // either input may be *this (in place) or must be disjoint from it. GPU: one kernel, a warp per
+  // row for rows of at most 128 columns, else a 256-thread block per row (the row sum, then the
+  // write), asynchronous.
+  void DiffSoftmaxPerRow(const CuMatrixBase<Real>& value, const CuMatrixBase<Real>& diff);
+  void DiffLogSoftmaxPerRow(const CuMatrixBase<Real>& out_value,
+                            const CuMatrixBase<Real>& out_deriv);
+  // this(r, g) = p-norm of src(r, g*G .. g*G + G - 1), G = src.NumCols() / NumCols() (which must
+  // divide exactly; src has NumRows() rows). power >= 0: 1 sums |x|, 2 is the Euclidean norm,
+  // infinity the largest |x|, 0 counts nonzeros, others (sum |x|^p)^(1/p). src must not overlap
+  // this matrix. GPU: one thread per output element, accumulating in Real.
+  void GroupPnorm(const CuMatrixBase<Real>& src, Real power);
+  // Back-propagation through GroupPnorm: this (in_value's shape) = out_deriv(r, c / G) times
+  // d out / d in: sign(x) for power 1; for infinity sign(x) (+1 at 0) where |x| == out, else 0;
+  // otherwise sign(x) |x|^(p-1) out^(1-p), 0 where out == 0. out_value and out_deriv have
+  // NumRows() rows and NumCols() / G columns and must not overlap this matrix; in_value may be
+  // *this.
+  void DiffGroupPnorm(const CuMatrixBase<Real>& in_value, const CuMatrixBase<Real>& out_value,
+                      const CuMatrixBase<Real>& out_deriv, Real power);
+  // this(r, g) = largest element of group g of src's row r (groups as GroupPnorm). src must not
+  // overlap this matrix.
+  void GroupMax(const CuMatrixBase<Real>& src);
+  // Back-propagation through GroupMax: this (input's shape) = 1 where input(r, c) equals
+  // output(r, c / G), else 0. input may be *this; output must not overlap this matrix.
+  void GroupMaxDeriv(const CuMatrixBase<Real>& input, const CuMatrixBase<Real>& output);
+  // Cross-entropy gradient on a posterior matrix, in place: for each row r with t = tgt[r],
+  // (*log_post_tgt)(r) = log(this(r, t)), then this(r, t) -= 1. tgt has NumRows() entries in
+  // [0, NumCols()); *log_post_tgt is resized to NumRows(). CPU mode: a target out of range throws
+  // before the matrix changes. GPU mode: checking would need tgt on the host (a wait), so a
+  // row with a target out of range is left alone and gets NaN. Asynchronous.
+  void DiffXent(const CuArrayBase<int32>& tgt, CuVector<Real>* log_post_tgt);
+  // For each element e: this(e.row, e.column) += e.weight / A(e.row, e.column) (repeated
+  // elements add up), and returns *tot_objf = sum e.weight * log(A(e)) and *tot_weight =
+  // sum e.weight (both accumulated in double). A has this shape and must not overlap it. Element
+  // indices are checked on the host (cuctx::Error naming the element). GPU: the elements are
+  // uploaded, one kernel adds atomically and sums per block, a second adds the block sums in a
+  // fixed order; waits for the two totals.
+  void CompObjfAndDeriv(const std::vector<MatrixElement<Real>>& elements, const CuMatrix<Real>& A,
+                        Real* tot_objf, Real* tot_weight);
+  // this = src > 0 ? alpha(c) * src : beta(c) * src per column c (alpha, beta of NumCols()).
+  // src has this shape and is *this or disjoint from it; alpha and beta must not overlap it.
+  void ParametricRelu(const CuMatrixBase<Real>& src, const CuVectorBase<Real>& alpha,
+                      const CuVectorBase<Real>& beta);
+  // Back-propagation through ParametricRelu, `value` being its input:
+  // this = diff .* (value > 0 ? alpha(c) : beta(c)). value and diff as src above.
+  void DiffParametricRelu(const CuMatrixBase<Real>& value, const CuMatrixBase<Real>& diff,
+                          const CuVectorBase<Real>& alpha, const CuVectorBase<Real>& beta);
   // ---- end of neural-net family -----------------------------------------------------------------
 
   // ---- gather/scatter family (cu-matrix-gather.cc) ----------------------------------------------

@@ -16,6 +16,9 @@ cudamatrix_TESTS += cu-matrix-blas-test.cc
 cudamatrix_SRCS  += cu-matrix-nnet.cc cu-vector-nnet.cc
 cudamatrix_CU    += cu-kernels-nnet.cu
 cudamatrix_TESTS += cu-matrix-nnet-test.cc
+cudamatrix_SRCS  += cu-matrix-nnet-diff.cc cu-math.cc
+cudamatrix_CU    += cu-kernels-nnet-diff.cu cu-kernels-math.cu
+cudamatrix_TESTS += cu-matrix-nnet-diff-test.cc cu-math-test.cc
 
 # gather/scatter family
 cudamatrix_SRCS  += cu-matrix-gather.cc

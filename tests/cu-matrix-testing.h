@@ -4,7 +4,9 @@
 #define CUCTX_TESTS_CU_MATRIX_TESTING_H_
 
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-vector.h"
 #include "matrix/matrix.h"
+#include "matrix/vector.h"
 #include "tests/matrix-testing.h"
 #include "tests/testing.h"
 
@@ -12,6 +14,20 @@
 
 namespace cuctx {
 namespace test {
+
+// Host copies of a Cu matrix or vector (a transfer that waits for this thread's stream).
+template <typename Real>
+Matrix<Real> ToHost(const CuMatrixBase<Real>& m) {
+  Matrix<Real> h(m.NumRows(), m.NumCols(), kUndefined);
+  m.CopyToMat(&h);
+  return h;
+}
+template <typename Real>
+Vector<Real> ToHost(const CuVectorBase<Real>& v) {
+  Vector<Real> h(v.Dim(), kUndefined);
+  v.CopyToVec(&h);
+  return h;
+}
 
 // A device matrix under test: a whole CuMatrix, or (strided) a view of a larger one whose border
 // of random sentinels must be unchanged afterwards (catches out-of-bounds writes).
