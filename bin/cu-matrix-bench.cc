@@ -92,6 +92,7 @@ class MatrixBench {
     if (want("elementwise")) Elementwise(a, &b, &c);
     if (want("reduce")) Reductions(a, &b);
     if (want("softmax")) Softmax(a, &b);
+    if (want("gather")) Gathers(a, &b);
     if (want("blas")) Blas();
     if (want("host")) HostCopies(&a);
   }
@@ -147,6 +148,13 @@ class MatrixBench {
     CuVector<Real> col(cols_), row(rows_);
     col.Set(1.0);
     row.Set(1.0);
+    Bandwidth("elementwise", "ApplyPow(2)", 2, t, [&] { c->ApplyPow(2.0); });
+    Bandwidth("elementwise", "ApplyFloor", 2, t, [&] { c->ApplyFloor(-1.0); });
+    Bandwidth("elementwise", "Max(A)", 3, t, [&] { c->Max(a); });
+    Bandwidth("elementwise", "AddVecToRows", 2, t, [&] { c->AddVecToRows(1.0, col, 1.0); });
+    Bandwidth("elementwise", "MulRowsVec", 2, t, [&] { c->MulRowsVec(row); });
+    Bandwidth("elementwise", "AddMatMatElements", 4, t,
+              [&] { c->AddMatMatElements(1.0, a, *b, 1.0); });
     Bandwidth("elementwise", "AddDiagVecMat", 3, t,
               [&] { c->AddDiagVecMat(1.0, row, a, kNoTrans, 0.0); });
     Bandwidth("elementwise", "AddMatDiagVec", 3, t,
@@ -164,6 +172,7 @@ class MatrixBench {
               [&] { per_col.AddRowSumMat(1.0, a, 0.0); });
     CuArray<int32> ids;
     Bandwidth("reduce", "FindRowMaxId", 1, t, [&] { b->FindRowMaxId(&ids); });
+    Bandwidth("reduce", "Max (waits)", 1, t, [&] { sink_ += a.Max(); });
     (void)b;
   }
 
@@ -172,6 +181,30 @@ class MatrixBench {
     Bandwidth("softmax", "SoftMaxPerRow", 2, t, [&] { b->SoftMaxPerRow(a); });
     Bandwidth("softmax", "LogSoftMaxPerRow", 2, t, [&] { b->LogSoftMaxPerRow(a); });
     Bandwidth("softmax", "ApplySoftMaxPerRow", 2, t, [&] { b->ApplySoftMaxPerRow(); });
+    CuMatrix<Real> value(rows_, cols_), diff(rows_, cols_);
+    value.SoftMaxPerRow(a);
+    diff.Set(0.5);
+    Bandwidth("softmax", "DiffSoftmaxPerRow", 3, t, [&] { b->DiffSoftmaxPerRow(value, diff); });
+    Bandwidth("softmax", "DiffLogSoftmaxPerRow", 3, t,
+              [&] { b->DiffLogSoftmaxPerRow(value, diff); });
+    CuMatrix<Real> pnorm(rows_, cols_ / 4);
+    // Reads the input and writes a quarter of its size.
+    Bandwidth("softmax", "GroupPnorm(2), groups of 4", 1.25, t, [&] { pnorm.GroupPnorm(a, 2.0); });
+    Bandwidth("softmax", "GroupMax, groups of 4", 1.25, t, [&] { pnorm.GroupMax(a); });
+  }
+
+  // Row and column gathers with a random permutation (one read of the source rows, one write).
+  void Gathers(const CuMatrix<Real>& a, CuMatrix<Real>* b) {
+    const char* t = ">= 0.85";
+    std::vector<int32> perm(rows_), cperm(cols_);
+    for (MatrixIndexT i = 0; i < rows_; ++i) perm[i] = (static_cast<int64>(i) * 7919) % rows_;
+    for (MatrixIndexT i = 0; i < cols_; ++i) cperm[i] = (static_cast<int64>(i) * 7919) % cols_;
+    CuArray<int32> rows(perm), cols(cperm);
+    Bandwidth("gather", "CopyRows", 2, t, [&] { b->CopyRows(a, rows); });
+    Bandwidth("gather", "AddRows", 3, t, [&] { b->AddRows(1.0, a, rows); });
+    Bandwidth("gather", "CopyCols", 2, t, [&] { b->CopyCols(a, cols); });
+    Bandwidth("gather", "AddToRows", 3, t, [&] { a.AddToRows(1.0, rows, b); });
+    if (rows_ == cols_) Bandwidth("gather", "CopyLowerToUpper", 1, "", [&] { b->CopyLowerToUpper(); });
   }
 
   // AddMatMat C (rows x cols) = A (rows x k) B (k x cols), k = cols, against the same GEMM through
@@ -284,7 +317,7 @@ int main(int argc, char* argv[]) {
   po.Register("shapes", &shapes_text, "matrix shapes ROWSxCOLS, comma-separated");
   po.Register("precision", &precision, "float, double or both");
   po.Register("only", &only,
-              "run one family: copy, elementwise, reduce, softmax, blas or host (default all)");
+              "run one family: copy, elementwise, reduce, softmax, gather, blas or host (default all)");
   po.Register("budget", &budget, "seconds of GPU time per case (about)");
   po.Register("csv", &csv, "print the final table as CSV");
   CuDevice::RegisterDeviceOptions(&po);
@@ -298,10 +331,11 @@ int main(int argc, char* argv[]) {
     shapes = ParseShapes(shapes_text);
     if (precision != "float" && precision != "double" && precision != "both")
       CUCTX_ERR << "--precision must be float, double or both, got '" << precision << "'";
-    const std::vector<std::string> families = {"",        "copy", "elementwise", "reduce",
-                                               "softmax", "blas", "host"};
+    const std::vector<std::string> families = {"",        "copy",   "elementwise", "reduce",
+                                               "softmax", "gather", "blas",        "host"};
     if (std::find(families.begin(), families.end(), only) == families.end())
-      CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, blas or host, got '" << only
+      CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, gather, blas or host, got '"
+                << only
                 << "'";
     if (!(budget > 0 && budget <= 10)) CUCTX_ERR << "--budget must be in (0, 10], got " << budget;
   } catch (const std::exception& e) {
