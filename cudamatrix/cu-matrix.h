@@ -180,6 +180,25 @@ class CuMatrixBase {
   // ---- end of element-wise function family ------------------------------------------------------
 
   // ---- random fills, packed copies and solvers (cu-rand.cc, cu-matrix-solve.cc) -----------------
+  // Standard normal / uniform values in every element, from this thread's cuRAND generator in
+  // GPU mode (independent of the pitch; see CuRand in cu-rand.h) or from base/random.h on the CPU.
+  // Asynchronous on this thread's stream.
+  void SetRandn();
+  void SetRandUniform();
+
+  // Replaces this symmetric positive definite matrix (only the lower triangle is read) by its
+  // lower Cholesky factor L, this = L L^T, with the strict upper triangle zeroed. If inv_cholesky
+  // is not null it receives L^-1 (lower triangular); it must have this shape and must not overlap
+  // this matrix. GPU: cuSOLVER potrf on this thread's handle, on a copy of the matrix in scratch
+  // from the caching allocator, then one read-back of cuSOLVER's info (the method waits for the
+  // factorization); L^-1 comes from cuSOLVER trtri (asynchronous). Throws cuctx::Error if the
+  // matrix is not square or not positive definite, naming the order of the leading minor that
+  // is not positive; this matrix is then unchanged.
+  void Cholesky(CuMatrixBase<Real>* inv_cholesky = nullptr);
+  // Replaces this symmetric positive definite matrix (lower triangle read) by its inverse, both
+  // triangles filled. GPU: cuSOLVER potrf then potri on a scratch copy, one read-back of the info
+  // (waits for the factorization). Throws as Cholesky does, leaving this matrix unchanged.
+  void SymInvertPosDef();
   // ---- end of random fills, packed copies and solvers -------------------------------------------
 
   // ---- sparse products (cu-sparse-matrix.cc) ----------------------------------------------------

@@ -109,6 +109,10 @@ class CuVectorBase {
   // ---- end of vector family ---------------------------------------------------------------------
 
   // ---- random fills and packed products (cu-rand.cc, cu-sp-matrix.cc) ---------------------------
+  // Standard normal / uniform values in every element (see CuRand in cu-rand.h). Asynchronous on
+  // this thread's stream in GPU mode.
+  void SetRandn();
+  void SetRandUniform();
   // ---- end of random fills and packed products --------------------------------------------------
 
  protected:

@@ -23,6 +23,9 @@ cudamatrix_TESTS += cu-matrix-nnet-test.cc
 # vector family
 
 # random, packed and solver classes
+cudamatrix_SRCS  += cu-rand.cc
+cudamatrix_CU    += cu-kernels-solve.cu
+cudamatrix_TESTS += cu-rand-test.cc
 
 # sparse family
 
