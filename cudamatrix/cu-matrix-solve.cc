@@ -5,7 +5,10 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-operand.h"
+#include "cudamatrix/cu-packed-matrix.h"
+#include "cudamatrix/cu-sp-matrix.h"
 #include "cudamatrix/cu-storage.h"
+#include "cudamatrix/cu-tp-matrix.h"
 
 #include <algorithm>
 #include <vector>
@@ -195,9 +198,40 @@ void CuMatrixBase<Real>::SymInvertPosDef() {
   CpuView().SymInvertPosDef();
 }
 
-#define CUCTX_INSTANTIATE_CU_SOLVE_(R)                        \
-  template void CuMatrixBase<R>::Cholesky(CuMatrixBase<R>*); \
-  template void CuMatrixBase<R>::SymInvertPosDef();
+namespace {
+
+// The checks CopyFromSp and CopyFromTp share.
+template <typename Real>
+void CheckUnpackTarget(const char* op, const CuMatrixBase<Real>& dst,
+                       const CuPackedMatrix<Real>& M) {
+  CUCTX_CHECK(dst.NumRows() == M.NumRows() && dst.NumCols() == M.NumRows())
+      << op << ": packed matrix of size " << M.NumRows() << " does not match *this "
+      << ShapeText(dst);
+  CUCTX_CHECK(!internal::SpansOverlap(dst.Data(), internal::SpanBytes(dst), M.Data(),
+                                      M.SizeInBytes()))
+      << op << ": *this " << ShapeText(dst) << " overlaps the packed storage";
+}
+
+}  // namespace
+
+template <typename Real>
+void CuMatrixBase<Real>::CopyFromSp(const CuSpMatrix<Real>& M) {
+  CheckUnpackTarget("CuMatrix::CopyFromSp", *this, M);
+  internal::UnpackTriangle(M.Data(), PackedLayout::kSymmetric, this);
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::CopyFromTp(const CuTpMatrix<Real>& M, MatrixTransposeType trans) {
+  CheckUnpackTarget("CuMatrix::CopyFromTp", *this, M);
+  internal::UnpackTriangle(M.Data(), trans == kNoTrans ? PackedLayout::kLower : PackedLayout::kUpper,
+                           this);
+}
+
+#define CUCTX_INSTANTIATE_CU_SOLVE_(R)                                         \
+  template void CuMatrixBase<R>::Cholesky(CuMatrixBase<R>*);                  \
+  template void CuMatrixBase<R>::SymInvertPosDef();                           \
+  template void CuMatrixBase<R>::CopyFromSp(const CuSpMatrix<R>&);            \
+  template void CuMatrixBase<R>::CopyFromTp(const CuTpMatrix<R>&, MatrixTransposeType);
 
 CUCTX_INSTANTIATE_CU_SOLVE_(float)
 CUCTX_INSTANTIATE_CU_SOLVE_(double)

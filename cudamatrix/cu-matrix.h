@@ -20,6 +20,10 @@ template <typename Real>
 class CuSubMatrix;
 template <typename T>
 class CuArray;  // FindRowMaxId output (cudamatrix/cu-array.h)
+template <typename Real>
+class CuSpMatrix;  // CopyFromSp source (cudamatrix/cu-sp-matrix.h)
+template <typename Real>
+class CuTpMatrix;  // CopyFromTp source (cudamatrix/cu-tp-matrix.h)
 
 // A row-major NumRows() x NumCols() matrix of Real (float or double) whose row r starts
 // Stride() elements after row r - 1 (Stride() >= NumCols()).
@@ -199,6 +203,12 @@ class CuMatrixBase {
   // triangles filled. GPU: cuSOLVER potrf then potri on a scratch copy, one read-back of the info
   // (waits for the factorization). Throws as Cholesky does, leaving this matrix unchanged.
   void SymInvertPosDef();
+
+  // this (square, NumRows() == M.NumRows()) = the full symmetric matrix M packs (CopyFromSp), or
+  // the lower-triangular M with zeros above the diagonal, or its transpose (CopyFromTp). One
+  // kernel on the GPU, asynchronous. Throws on a size mismatch.
+  void CopyFromSp(const CuSpMatrix<Real>& M);
+  void CopyFromTp(const CuTpMatrix<Real>& M, MatrixTransposeType trans = kNoTrans);
   // ---- end of random fills, packed copies and solvers -------------------------------------------
 
   // ---- sparse products (cu-sparse-matrix.cc) ----------------------------------------------------

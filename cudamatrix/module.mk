@@ -23,9 +23,9 @@ cudamatrix_TESTS += cu-matrix-nnet-test.cc
 # vector family
 
 # random, packed and solver classes
-cudamatrix_SRCS  += cu-rand.cc cu-matrix-solve.cc
+cudamatrix_SRCS  += cu-rand.cc cu-matrix-solve.cc cu-packed-matrix.cc cu-sp-matrix.cc cu-tp-matrix.cc
 cudamatrix_CU    += cu-kernels-solve.cu
-cudamatrix_TESTS += cu-rand-test.cc cu-matrix-solve-test.cc
+cudamatrix_TESTS += cu-rand-test.cc cu-matrix-solve-test.cc cu-sp-matrix-test.cc
 
 # sparse family
 
