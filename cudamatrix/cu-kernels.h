@@ -156,8 +156,8 @@ void LaunchFindRowMaxId(MatrixDim dim, const double* data, int32_t* d_id, CuStre
 // comparison of CuRand::BinarizeProbs). probs has dst_dim's shape and must not overlap dst.
 void LaunchBinarizeProbs(MatrixDim dst_dim, const float* probs, int32_t probs_stride, float* dst,
                          CuStream stream);
-void LaunchBinarizeProbs(MatrixDim dst_dim, const double* probs, int32_t probs_stride,
-                         double* dst, CuStream stream);
+void LaunchBinarizeProbs(MatrixDim dst_dim, const double* probs, int32_t probs_stride, double* dst,
+                         CuStream stream);
 
 // The strict upper triangle of the square matrix `dim`: zeroed (mirror false) or set to the
 // transpose of the strict lower triangle (mirror true). The lower triangle is not written.
@@ -177,8 +177,8 @@ enum class PackSource : int32_t { kLower, kUpper, kMean };
 // written). packed must not overlap dst.
 void LaunchUnpackTriangle(MatrixDim dst_dim, const float* packed, PackedLayout layout, float* dst,
                           CuStream stream);
-void LaunchUnpackTriangle(MatrixDim dst_dim, const double* packed, PackedLayout layout,
-                          double* dst, CuStream stream);
+void LaunchUnpackTriangle(MatrixDim dst_dim, const double* packed, PackedLayout layout, double* dst,
+                          CuStream stream);
 // packed = the triangle `source` takes from the square matrix src (src_dim, stride included).
 // src must not overlap packed.
 void LaunchPackTriangle(MatrixDim src_dim, const float* src, PackSource source, float* packed,
@@ -194,8 +194,7 @@ void LaunchPackedDiag(int32_t n, PackedDiagOp op, double alpha, double* packed, 
                       CuStream stream);
 // packed += alpha * v v^T (the lower triangle of it); v has n elements and must not overlap packed.
 void LaunchPackedAddVec2(int32_t n, float alpha, const float* v, float* packed, CuStream stream);
-void LaunchPackedAddVec2(int32_t n, double alpha, const double* v, double* packed,
-                         CuStream stream);
+void LaunchPackedAddVec2(int32_t n, double alpha, const double* v, double* packed, CuStream stream);
 // ---- end of random, packed and solver helpers ---------------------------------------------------
 
 // ---- sparse family (cu-kernels-sparse.cu) -------------------------------------------------------

@@ -207,8 +207,8 @@ void CheckUnpackTarget(const char* op, const CuMatrixBase<Real>& dst,
   CUCTX_CHECK(dst.NumRows() == M.NumRows() && dst.NumCols() == M.NumRows())
       << op << ": packed matrix of size " << M.NumRows() << " does not match *this "
       << ShapeText(dst);
-  CUCTX_CHECK(!internal::SpansOverlap(dst.Data(), internal::SpanBytes(dst), M.Data(),
-                                      M.SizeInBytes()))
+  CUCTX_CHECK(
+      !internal::SpansOverlap(dst.Data(), internal::SpanBytes(dst), M.Data(), M.SizeInBytes()))
       << op << ": *this " << ShapeText(dst) << " overlaps the packed storage";
 }
 
@@ -223,14 +223,14 @@ void CuMatrixBase<Real>::CopyFromSp(const CuSpMatrix<Real>& M) {
 template <typename Real>
 void CuMatrixBase<Real>::CopyFromTp(const CuTpMatrix<Real>& M, MatrixTransposeType trans) {
   CheckUnpackTarget("CuMatrix::CopyFromTp", *this, M);
-  internal::UnpackTriangle(M.Data(), trans == kNoTrans ? PackedLayout::kLower : PackedLayout::kUpper,
-                           this);
+  internal::UnpackTriangle(M.Data(),
+                           trans == kNoTrans ? PackedLayout::kLower : PackedLayout::kUpper, this);
 }
 
-#define CUCTX_INSTANTIATE_CU_SOLVE_(R)                                         \
-  template void CuMatrixBase<R>::Cholesky(CuMatrixBase<R>*);                  \
-  template void CuMatrixBase<R>::SymInvertPosDef();                           \
-  template void CuMatrixBase<R>::CopyFromSp(const CuSpMatrix<R>&);            \
+#define CUCTX_INSTANTIATE_CU_SOLVE_(R)                             \
+  template void CuMatrixBase<R>::Cholesky(CuMatrixBase<R>*);       \
+  template void CuMatrixBase<R>::SymInvertPosDef();                \
+  template void CuMatrixBase<R>::CopyFromSp(const CuSpMatrix<R>&); \
   template void CuMatrixBase<R>::CopyFromTp(const CuTpMatrix<R>&, MatrixTransposeType);
 
 CUCTX_INSTANTIATE_CU_SOLVE_(float)

@@ -43,8 +43,8 @@ void CuPackedMatrix<Real>::Resize(MatrixIndexT n, MatrixResizeType resize_type) 
     kept = std::min(bytes, SizeInBytes());
     internal::CopyStorage2D(data, kept, data_, kept, kept, 1);
   }
-  if (resize_type != kUndefined) internal::ZeroStorage2D(data + kept / sizeof(Real), bytes - kept,
-                                                         bytes - kept, 1);
+  if (resize_type != kUndefined)
+    internal::ZeroStorage2D(data + kept / sizeof(Real), bytes - kept, bytes - kept, 1);
   Destroy();
   data_ = data;
   num_rows_ = n;

@@ -18,8 +18,8 @@ template <typename Real>
 void CuTpMatrix<Real>::CopyFromMat(const CuMatrixBase<Real>& M, MatrixTransposeType trans) {
   CUCTX_CHECK(M.NumRows() == M.NumCols())
       << "CuTpMatrix::CopyFromMat: matrix " << internal::ShapeText(M) << " is not square";
-  CUCTX_CHECK(!internal::SpansOverlap(M.Data(), internal::SpanBytes(M), this->data_,
-                                      this->SizeInBytes()))
+  CUCTX_CHECK(
+      !internal::SpansOverlap(M.Data(), internal::SpanBytes(M), this->data_, this->SizeInBytes()))
       << "CuTpMatrix::CopyFromMat: matrix " << internal::ShapeText(M)
       << " overlaps the packed storage";
   this->Resize(M.NumRows(), kUndefined);
@@ -52,8 +52,7 @@ void CuTpMatrix<Real>::Invert() {
     CopyDeviceToHost(&h_info, info.Data(), sizeof(int));  // waits for trtri
     if (h_info != 0)
       CUCTX_ERR << "CuTpMatrix::Invert: the " << n << "x" << n
-                << " triangular matrix is singular (diagonal element " << h_info - 1
-                << " is zero)";
+                << " triangular matrix is singular (diagonal element " << h_info - 1 << " is zero)";
     internal::PackTriangle(full, PackSource::kLower, this->data_);
     return;
   }

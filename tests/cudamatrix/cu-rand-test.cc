@@ -1,9 +1,10 @@
 // tests/cudamatrix/cu-rand-test.cc: CuRand and the SetRandn / SetRandUniform fills: distributions,
 // pitch independence, reproducibility after seeding, BinarizeProbs and AddGaussNoise.
 // SPDX-License-Identifier: Apache-2.0
+#include "cudamatrix/cu-rand.h"
+
 #include "base/random.h"
 #include "cudamatrix/cu-matrix.h"
-#include "cudamatrix/cu-rand.h"
 #include "cudamatrix/cu-vector.h"
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
@@ -75,12 +76,13 @@ std::vector<double> Values(const VectorBase<Real>& v) {
   const Moments m = Measure(x);
   if (m.n == 0) return ::testing::AssertionSuccess();
   const double var = 1.0 / 12, mu4 = 1.0 / 80;
-  const double mean_tol = 6 * std::sqrt(var / m.n), var_tol = 6 * std::sqrt((mu4 - var * var) / m.n);
+  const double mean_tol = 6 * std::sqrt(var / m.n),
+               var_tol = 6 * std::sqrt((mu4 - var * var) / m.n);
   if (!(m.min > 0 && m.max <= 1) || std::abs(m.mean - 0.5) > mean_tol ||
       std::abs(m.var - var) > var_tol)
     return ::testing::AssertionFailure()
-           << "n " << m.n << " range [" << m.min << ", " << m.max << "] mean " << m.mean
-           << " (tol " << mean_tol << ") var " << m.var << " (tol " << var_tol << ")";
+           << "n " << m.n << " range [" << m.min << ", " << m.max << "] mean " << m.mean << " (tol "
+           << mean_tol << ") var " << m.var << " (tol " << var_tol << ")";
   return ::testing::AssertionSuccess();
 }
 
@@ -95,8 +97,8 @@ std::vector<double> Values(const VectorBase<Real>& v) {
   if (!(m.min > lower && m.max < bound) || std::abs(m.mean - mean) > mean_tol ||
       std::abs(m.var - var) > var_tol)
     return ::testing::AssertionFailure()
-           << "n " << m.n << " range [" << m.min << ", " << m.max << "] mean " << m.mean
-           << " (tol " << mean_tol << ") var " << m.var << " (tol " << var_tol << ")";
+           << "n " << m.n << " range [" << m.min << ", " << m.max << "] mean " << m.mean << " (tol "
+           << mean_tol << ") var " << m.var << " (tol " << var_tol << ")";
   return ::testing::AssertionSuccess();
 }
 

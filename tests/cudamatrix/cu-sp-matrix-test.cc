@@ -1,9 +1,10 @@
 // tests/cudamatrix/cu-sp-matrix-test.cc: CuPackedMatrix, CuSpMatrix, CuTpMatrix and the packed
 // copies of CuMatrixBase / CuVectorBase compared with the CPU SpMatrix / TpMatrix.
 // SPDX-License-Identifier: Apache-2.0
+#include "cudamatrix/cu-sp-matrix.h"
+
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-packed-matrix.h"
-#include "cudamatrix/cu-sp-matrix.h"
 #include "cudamatrix/cu-tp-matrix.h"
 #include "cudamatrix/cu-vector.h"
 #include "matrix/matrix.h"
