@@ -417,6 +417,50 @@ void LaunchMatReduce(MatrixDim dim, const double* data, MatReduce op, double tol
 // ---- end of vector family -----------------------------------------------------------------------
 
 // ---- random, packed and solver helpers (cu-kernels-solve.cu) ------------------------------------
+
+// dst(r, c) = 1 if probs(r, c) > dst(r, c) else 0, where dst holds uniform draws on entry (the
+// comparison of CuRand::BinarizeProbs). probs has dst_dim's shape and must not overlap dst.
+void LaunchBinarizeProbs(MatrixDim dst_dim, const float* probs, int32_t probs_stride, float* dst,
+                         CuStream stream);
+void LaunchBinarizeProbs(MatrixDim dst_dim, const double* probs, int32_t probs_stride, double* dst,
+                         CuStream stream);
+
+// The strict upper triangle of the square matrix `dim`: zeroed (mirror false) or set to the
+// transpose of the strict lower triangle (mirror true). The lower triangle is not written.
+void LaunchFillUpperTriangle(MatrixDim dim, bool mirror, float* data, CuStream stream);
+void LaunchFillUpperTriangle(MatrixDim dim, bool mirror, double* data, CuStream stream);
+
+// Packed storage: the lower triangle of an n x n matrix row by row, (r, c) at r (r + 1) / 2 + c
+// (matrix/packed-matrix.h). n <= 65535, so every offset fits in int32 arithmetic done in size_t.
+//
+// How a full matrix is made from a packed triangle P: kSymmetric, (r, c) = P(max, min);
+// kLower, P(r, c) on and below the diagonal and 0 above; kUpper, the transpose of kLower.
+enum class PackedLayout : int32_t { kSymmetric, kLower, kUpper };
+// Which part of a full square matrix M a packed triangle takes: kLower, P(r, c) = M(r, c);
+// kUpper, P(r, c) = M(c, r); kMean, (M(r, c) + M(c, r)) / 2.
+enum class PackSource : int32_t { kLower, kUpper, kMean };
+// dst (dst_dim, square) = the full matrix `layout` makes from `packed` (dst_dim.rows^2 elements
+// written). packed must not overlap dst.
+void LaunchUnpackTriangle(MatrixDim dst_dim, const float* packed, PackedLayout layout, float* dst,
+                          CuStream stream);
+void LaunchUnpackTriangle(MatrixDim dst_dim, const double* packed, PackedLayout layout, double* dst,
+                          CuStream stream);
+// packed = the triangle `source` takes from the square matrix src (src_dim, stride included).
+// src must not overlap packed.
+void LaunchPackTriangle(MatrixDim src_dim, const float* src, PackSource source, float* packed,
+                        CuStream stream);
+void LaunchPackTriangle(MatrixDim src_dim, const double* src, PackSource source, double* packed,
+                        CuStream stream);
+// Operations on the n diagonal elements of a packed matrix: set to alpha, add alpha, scale by
+// alpha, or copy them to out[0, n) (the only op that uses out; the others may pass nullptr).
+enum class PackedDiagOp : int32_t { kSet, kAdd, kScale, kCopyOut };
+void LaunchPackedDiag(int32_t n, PackedDiagOp op, float alpha, float* packed, float* out,
+                      CuStream stream);
+void LaunchPackedDiag(int32_t n, PackedDiagOp op, double alpha, double* packed, double* out,
+                      CuStream stream);
+// packed += alpha * v v^T (the lower triangle of it); v has n elements and must not overlap packed.
+void LaunchPackedAddVec2(int32_t n, float alpha, const float* v, float* packed, CuStream stream);
+void LaunchPackedAddVec2(int32_t n, double alpha, const double* v, double* packed, CuStream stream);
 // ---- end of random, packed and solver helpers ---------------------------------------------------
 
 // ---- sparse family (cu-kernels-sparse.cu) -------------------------------------------------------

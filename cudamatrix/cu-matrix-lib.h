@@ -8,6 +8,10 @@
 #include "cudamatrix/cu-math.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-matrixdim.h"
+#include "cudamatrix/cu-packed-matrix.h"
+#include "cudamatrix/cu-rand.h"
+#include "cudamatrix/cu-sp-matrix.h"
+#include "cudamatrix/cu-tp-matrix.h"
 #include "cudamatrix/cu-value.h"
 #include "cudamatrix/cu-vector.h"
 

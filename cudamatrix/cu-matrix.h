@@ -22,6 +22,10 @@ template <typename T>
 class CuArray;  // FindRowMaxId output (cudamatrix/cu-array.h)
 template <typename T>
 class CuArrayBase;  // index arrays and DiffXent targets (cudamatrix/cu-array.h)
+template <typename Real>
+class CuSpMatrix;  // CopyFromSp source (cudamatrix/cu-sp-matrix.h)
+template <typename Real>
+class CuTpMatrix;  // CopyFromTp source (cudamatrix/cu-tp-matrix.h)
 
 // A row-major NumRows() x NumCols() matrix of Real (float or double) whose row r starts
 // Stride() elements after row r - 1 (Stride() >= NumCols()).
@@ -403,6 +407,31 @@ class CuMatrixBase {
   // ---- end of element-wise function family ------------------------------------------------------
 
   // ---- random fills, packed copies and solvers (cu-rand.cc, cu-matrix-solve.cc) -----------------
+  // Standard normal / uniform values in every element, from this thread's cuRAND generator in
+  // GPU mode (independent of the pitch; see CuRand in cu-rand.h) or from base/random.h on the CPU.
+  // Asynchronous on this thread's stream.
+  void SetRandn();
+  void SetRandUniform();
+
+  // Replaces this symmetric positive definite matrix (only the lower triangle is read) by its
+  // lower Cholesky factor L, this = L L^T, with the strict upper triangle zeroed. If inv_cholesky
+  // is not null it receives L^-1 (lower triangular); it must have this shape and must not overlap
+  // this matrix. GPU: cuSOLVER potrf on this thread's handle, on a copy of the matrix in scratch
+  // from the caching allocator, then one read-back of cuSOLVER's info (the method waits for the
+  // factorization); L^-1 comes from cuSOLVER trtri (asynchronous). Throws cuctx::Error if the
+  // matrix is not square or not positive definite, naming the order of the leading minor that
+  // is not positive; this matrix is then unchanged.
+  void Cholesky(CuMatrixBase<Real>* inv_cholesky = nullptr);
+  // Replaces this symmetric positive definite matrix (lower triangle read) by its inverse, both
+  // triangles filled. GPU: cuSOLVER potrf then potri on a scratch copy, one read-back of the info
+  // (waits for the factorization). Throws as Cholesky does, leaving this matrix unchanged.
+  void SymInvertPosDef();
+
+  // this (square, NumRows() == M.NumRows()) = the full symmetric matrix M packs (CopyFromSp), or
+  // the lower-triangular M with zeros above the diagonal, or its transpose (CopyFromTp). One
+  // kernel on the GPU, asynchronous. Throws on a size mismatch.
+  void CopyFromSp(const CuSpMatrix<Real>& M);
+  void CopyFromTp(const CuTpMatrix<Real>& M, MatrixTransposeType trans = kNoTrans);
   // ---- end of random fills, packed copies and solvers -------------------------------------------
 
   // ---- sparse products (cu-sparse-matrix.cc) ----------------------------------------------------

@@ -18,6 +18,10 @@ template <typename Real>
 class CuSubVector;
 template <typename Real>
 class CuMatrixBase;
+template <typename Real>
+class CuPackedMatrix;  // CopyDiagFromPacked source (cudamatrix/cu-packed-matrix.h)
+template <typename Real>
+class CuSpMatrix;  // AddSpVec operand (cudamatrix/cu-sp-matrix.h)
 
 // A contiguous vector of Dim() elements of Real (float or double).
 //
@@ -109,6 +113,16 @@ class CuVectorBase {
   // ---- end of vector family ---------------------------------------------------------------------
 
   // ---- random fills and packed products (cu-rand.cc, cu-sp-matrix.cc) ---------------------------
+  // Standard normal / uniform values in every element (see CuRand in cu-rand.h). Asynchronous on
+  // this thread's stream in GPU mode.
+  void SetRandn();
+  void SetRandUniform();
+
+  // this = beta * this + alpha * M v for the symmetric M (M.NumRows() == v.Dim() == Dim()); v
+  // must not overlap this vector. GPU: cuBLAS spmv on the packed storage. Throws on a mismatch.
+  void AddSpVec(Real alpha, const CuSpMatrix<Real>& M, const CuVectorBase<Real>& v, Real beta);
+  // this = the diagonal of M (Dim() == M.NumRows()). One kernel on the GPU.
+  void CopyDiagFromPacked(const CuPackedMatrix<Real>& M);
   // ---- end of random fills and packed products --------------------------------------------------
 
  protected:

@@ -33,6 +33,9 @@ cudamatrix_TESTS += cu-matrix-functions-test.cc
 # vector family
 
 # random, packed and solver classes
+cudamatrix_SRCS  += cu-rand.cc cu-matrix-solve.cc cu-packed-matrix.cc cu-sp-matrix.cc cu-tp-matrix.cc
+cudamatrix_CU    += cu-kernels-solve.cu
+cudamatrix_TESTS += cu-rand-test.cc cu-matrix-solve-test.cc cu-sp-matrix-test.cc
 
 # sparse family
 

@@ -1,0 +1,241 @@
+// cudamatrix/cu-matrix-solve.cc: CuMatrixBase solvers (Cholesky, SymInvertPosDef) through
+// cuSOLVER on the GPU and matrix/ on the CPU.
+// SPDX-License-Identifier: Apache-2.0
+#include "base/error.h"
+#include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-operand.h"
+#include "cudamatrix/cu-packed-matrix.h"
+#include "cudamatrix/cu-sp-matrix.h"
+#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/cu-tp-matrix.h"
+
+#include <algorithm>
+#include <vector>
+
+#if CUCTX_HAVE_CUDA
+#include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-copy.h"
+#include "cudamatrix/cu-kernels.h"
+
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#endif
+
+namespace cuctx {
+namespace {
+
+using internal::HostView;
+using internal::Overlap;
+using internal::ShapeText;
+
+#if CUCTX_HAVE_CUDA
+// A row-major matrix read as column-major is its transpose, so the row-major lower triangle is
+// cuSOLVER's upper one: every call below passes CUBLAS_FILL_MODE_UPPER, and cuSOLVER's U with
+// A = U^T U is, read row-major, our L with A = L L^T.
+constexpr cublasFillMode_t kRowMajorLower = CUBLAS_FILL_MODE_UPPER;
+
+cusolverStatus_t PotrfBufferSize(cusolverDnHandle_t h, int n, float* a, int lda, int* lwork) {
+  return cusolverDnSpotrf_bufferSize(h, kRowMajorLower, n, a, lda, lwork);
+}
+cusolverStatus_t PotrfBufferSize(cusolverDnHandle_t h, int n, double* a, int lda, int* lwork) {
+  return cusolverDnDpotrf_bufferSize(h, kRowMajorLower, n, a, lda, lwork);
+}
+cusolverStatus_t Potrf(cusolverDnHandle_t h, int n, float* a, int lda, float* work, int lwork,
+                       int* d_info) {
+  return cusolverDnSpotrf(h, kRowMajorLower, n, a, lda, work, lwork, d_info);
+}
+cusolverStatus_t Potrf(cusolverDnHandle_t h, int n, double* a, int lda, double* work, int lwork,
+                       int* d_info) {
+  return cusolverDnDpotrf(h, kRowMajorLower, n, a, lda, work, lwork, d_info);
+}
+cusolverStatus_t PotriBufferSize(cusolverDnHandle_t h, int n, float* a, int lda, int* lwork) {
+  return cusolverDnSpotri_bufferSize(h, kRowMajorLower, n, a, lda, lwork);
+}
+cusolverStatus_t PotriBufferSize(cusolverDnHandle_t h, int n, double* a, int lda, int* lwork) {
+  return cusolverDnDpotri_bufferSize(h, kRowMajorLower, n, a, lda, lwork);
+}
+cusolverStatus_t Potri(cusolverDnHandle_t h, int n, float* a, int lda, float* work, int lwork,
+                       int* d_info) {
+  return cusolverDnSpotri(h, kRowMajorLower, n, a, lda, work, lwork, d_info);
+}
+cusolverStatus_t Potri(cusolverDnHandle_t h, int n, double* a, int lda, double* work, int lwork,
+                       int* d_info) {
+  return cusolverDnDpotri(h, kRowMajorLower, n, a, lda, work, lwork, d_info);
+}
+cudaDataType DataType(float*) { return CUDA_R_32F; }
+cudaDataType DataType(double*) { return CUDA_R_64F; }
+
+// Factors the packed (lda = n) copy `a` in place with potrf and, with `invert`, replaces the
+// factor by the inverse with potri. Both infos land in one device buffer that is read back once
+// (this waits for the stream). Returns potrf's info (0, or k > 0 when the leading minor of order k
+// is not positive definite), else potri's (k > 0: the factor has a zero diagonal element).
+template <typename Real>
+int FactorOnDevice(Real* a, int n, bool invert) {
+  cusolverDnHandle_t h = CuDevice::Instantiate().GetCusolverDnHandle();
+  int lwork = 0;
+  CUCTX_CUSOLVER_CHECK(PotrfBufferSize(h, n, a, n, &lwork));
+  if (invert) {
+    int lwork_inv = 0;
+    CUCTX_CUSOLVER_CHECK(PotriBufferSize(h, n, a, n, &lwork_inv));
+    lwork = std::max(lwork, lwork_inv);
+  }
+  internal::ScopedStorage work(static_cast<size_t>(std::max(lwork, 1)) * sizeof(Real));
+  internal::ScopedStorage info(2 * sizeof(int));
+  Real* d_work = static_cast<Real*>(work.Data());
+  int* d_info = static_cast<int*>(info.Data());
+  CUCTX_CUDA_CHECK(cudaMemsetAsync(d_info, 0, 2 * sizeof(int), cudaStreamPerThread));
+  CUCTX_CUSOLVER_CHECK(Potrf(h, n, a, n, d_work, lwork, d_info));
+  // potri runs even when potrf failed (its result is then discarded), so that one read-back
+  // serves both calls.
+  if (invert) CUCTX_CUSOLVER_CHECK(Potri(h, n, a, n, d_work, lwork, d_info + 1));
+  int h_info[2] = {0, 0};
+  CopyDeviceToHost(h_info, d_info, sizeof(h_info));
+  return h_info[0] != 0 ? h_info[0] : h_info[1];
+}
+
+// Throws unless `info` (cuSOLVER's potrf info) is 0.
+void CheckPosDef(const char* op, MatrixIndexT n, int info) {
+  if (info == 0) return;
+  CUCTX_CHECK(info > 0) << op << ": cuSOLVER rejected argument " << -info;
+  CUCTX_ERR << op << ": the " << n << "x" << n << " matrix is not positive definite (its leading "
+            << "minor of order " << info << " is not positive)";
+}
+#endif
+
+void CheckSquare(const char* op, MatrixIndexT rows, MatrixIndexT cols) {
+  CUCTX_CHECK(rows == cols) << op << ": matrix " << ShapeText(rows, cols) << " is not square";
+}
+
+}  // namespace
+
+namespace internal {
+
+#if CUCTX_HAVE_CUDA
+// Declared in cu-tp-matrix.h.
+template <typename Real>
+void InvertLowerOnDevice(Real* data, MatrixIndexT n, MatrixIndexT stride, int* d_info) {
+  if (n == 0) return;
+  cusolverDnHandle_t h = CuDevice::Instantiate().GetCusolverDnHandle();
+  size_t device_bytes = 0, host_bytes = 0;
+  CUCTX_CUSOLVER_CHECK(cusolverDnXtrtri_bufferSize(h, kRowMajorLower, CUBLAS_DIAG_NON_UNIT, n,
+                                                   DataType(data), data, stride, &device_bytes,
+                                                   &host_bytes));
+  ScopedStorage work(std::max<size_t>(device_bytes, 1));
+  std::vector<char> host_work(std::max<size_t>(host_bytes, 1));
+  CUCTX_CUSOLVER_CHECK(cusolverDnXtrtri(h, kRowMajorLower, CUBLAS_DIAG_NON_UNIT, n, DataType(data),
+                                        data, stride, work.Data(), device_bytes, host_work.data(),
+                                        host_bytes, d_info));
+  // cuSOLVER does not say when it is done with a host workspace; none is asked for today, but
+  // if one is, keep it alive until the work on the stream has finished.
+  if (host_bytes > 0) CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+}
+
+template void InvertLowerOnDevice(float*, MatrixIndexT, MatrixIndexT, int*);
+template void InvertLowerOnDevice(double*, MatrixIndexT, MatrixIndexT, int*);
+#endif
+
+}  // namespace internal
+
+template <typename Real>
+void CuMatrixBase<Real>::Cholesky(CuMatrixBase<Real>* inv_cholesky) {
+  CheckSquare("CuMatrix::Cholesky", num_rows_, num_cols_);
+  if (inv_cholesky != nullptr) {
+    CUCTX_CHECK(inv_cholesky->NumRows() == num_rows_ && inv_cholesky->NumCols() == num_cols_)
+        << "CuMatrix::Cholesky: inv_cholesky " << ShapeText(*inv_cholesky)
+        << " does not match *this " << ShapeText(*this);
+    CUCTX_CHECK(!Overlap(*this, *inv_cholesky))
+        << "CuMatrix::Cholesky: inv_cholesky overlaps *this (" << ShapeText(*this) << ")";
+  }
+  if (num_rows_ == 0) return;
+#if CUCTX_HAVE_CUDA
+  if (CuDevice::Instantiate().Enabled()) {
+    // Factor a packed copy, so that this matrix is unchanged when the factorization fails.
+    const size_t row_bytes = static_cast<size_t>(num_cols_) * sizeof(Real);
+    const size_t pitch = static_cast<size_t>(stride_) * sizeof(Real);
+    internal::ScopedStorage copy(row_bytes * static_cast<size_t>(num_rows_));
+    Real* a = static_cast<Real*>(copy.Data());
+    internal::CopyStorage2D(a, row_bytes, data_, pitch, row_bytes, num_rows_);
+    CheckPosDef("CuMatrix::Cholesky", num_rows_, FactorOnDevice(a, num_rows_, false));
+    internal::CopyStorage2D(data_, pitch, a, row_bytes, row_bytes, num_rows_);
+    LaunchFillUpperTriangle(Dim(), false, data_, internal::ThreadStream());
+    if (inv_cholesky != nullptr) {
+      inv_cholesky->CopyFromMat(*this);
+      // The factor's diagonal is positive, so trtri cannot fail and its info is not read.
+      internal::ScopedStorage info(sizeof(int));
+      internal::InvertLowerOnDevice(inv_cholesky->Data(), num_rows_, inv_cholesky->Stride(),
+                                    static_cast<int*>(info.Data()));
+    }
+    return;
+  }
+#endif
+  if (inv_cholesky != nullptr) {
+    SubMatrix<Real> inv = HostView(*inv_cholesky);
+    CpuView().Cholesky(&inv);
+  } else {
+    CpuView().Cholesky();
+  }
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::SymInvertPosDef() {
+  CheckSquare("CuMatrix::SymInvertPosDef", num_rows_, num_cols_);
+  if (num_rows_ == 0) return;
+#if CUCTX_HAVE_CUDA
+  if (CuDevice::Instantiate().Enabled()) {
+    const size_t row_bytes = static_cast<size_t>(num_cols_) * sizeof(Real);
+    const size_t pitch = static_cast<size_t>(stride_) * sizeof(Real);
+    internal::ScopedStorage copy(row_bytes * static_cast<size_t>(num_rows_));
+    Real* a = static_cast<Real*>(copy.Data());
+    internal::CopyStorage2D(a, row_bytes, data_, pitch, row_bytes, num_rows_);
+    CheckPosDef("CuMatrix::SymInvertPosDef", num_rows_, FactorOnDevice(a, num_rows_, true));
+    internal::CopyStorage2D(data_, pitch, a, row_bytes, row_bytes, num_rows_);
+    // potri leaves the inverse in the lower triangle only.
+    LaunchFillUpperTriangle(Dim(), true, data_, internal::ThreadStream());
+    return;
+  }
+#endif
+  CpuView().SymInvertPosDef();
+}
+
+namespace {
+
+// The checks CopyFromSp and CopyFromTp share.
+template <typename Real>
+void CheckUnpackTarget(const char* op, const CuMatrixBase<Real>& dst,
+                       const CuPackedMatrix<Real>& M) {
+  CUCTX_CHECK(dst.NumRows() == M.NumRows() && dst.NumCols() == M.NumRows())
+      << op << ": packed matrix of size " << M.NumRows() << " does not match *this "
+      << ShapeText(dst);
+  CUCTX_CHECK(
+      !internal::SpansOverlap(dst.Data(), internal::SpanBytes(dst), M.Data(), M.SizeInBytes()))
+      << op << ": *this " << ShapeText(dst) << " overlaps the packed storage";
+}
+
+}  // namespace
+
+template <typename Real>
+void CuMatrixBase<Real>::CopyFromSp(const CuSpMatrix<Real>& M) {
+  CheckUnpackTarget("CuMatrix::CopyFromSp", *this, M);
+  internal::UnpackTriangle(M.Data(), PackedLayout::kSymmetric, this);
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::CopyFromTp(const CuTpMatrix<Real>& M, MatrixTransposeType trans) {
+  CheckUnpackTarget("CuMatrix::CopyFromTp", *this, M);
+  internal::UnpackTriangle(M.Data(),
+                           trans == kNoTrans ? PackedLayout::kLower : PackedLayout::kUpper, this);
+}
+
+#define CUCTX_INSTANTIATE_CU_SOLVE_(R)                             \
+  template void CuMatrixBase<R>::Cholesky(CuMatrixBase<R>*);       \
+  template void CuMatrixBase<R>::SymInvertPosDef();                \
+  template void CuMatrixBase<R>::CopyFromSp(const CuSpMatrix<R>&); \
+  template void CuMatrixBase<R>::CopyFromTp(const CuTpMatrix<R>&, MatrixTransposeType);
+
+CUCTX_INSTANTIATE_CU_SOLVE_(float)
+CUCTX_INSTANTIATE_CU_SOLVE_(double)
+
+#undef CUCTX_INSTANTIATE_CU_SOLVE_
+
+}  // namespace cuctx
