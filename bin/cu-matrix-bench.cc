@@ -24,11 +24,21 @@
 #include <cuda_runtime.h>
 
 #include "bin/bench-table.h"
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
+
+// LAPACK's Cholesky and inverse-from-Cholesky, as OpenBLAS exports them (Fortran interface):
+// the CPU baseline of the solver rows.
+extern "C" {
+void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
+void spotri_(const char* uplo, const int* n, float* a, const int* lda, int* info);
+void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info);
+}
 
 namespace cuctx {
 namespace {
@@ -280,6 +290,73 @@ class MatrixBench {
   double sink_ = 0;
 };
 
+// Host LAPACK (OpenBLAS) on a packed n x n matrix: potrf, then potri when `invert`.
+template <typename Real>
+void HostPotrf(Matrix<Real>* a, bool invert) {
+  const int n = a->NumRows(), lda = a->Stride();
+  int info = 0;
+  const char uplo = 'U';  // row-major lower triangle = column-major upper triangle
+  if constexpr (sizeof(Real) == 4) {
+    spotrf_(&uplo, &n, a->Data(), &lda, &info);
+    if (info == 0 && invert) spotri_(&uplo, &n, a->Data(), &lda, &info);
+  } else {
+    dpotrf_(&uplo, &n, a->Data(), &lda, &info);
+    if (info == 0 && invert) dpotri_(&uplo, &n, a->Data(), &lda, &info);
+  }
+  if (info != 0) CUCTX_ERR << "host LAPACK potrf/potri failed with info " << info;
+}
+
+// Cholesky (n^3 / 3 flops) and SymInvertPosDef (n^3) of a random positive definite matrix on the
+// GPU (cuSOLVER through CuMatrix), against LAPACK potrf/potri of OpenBLAS on the host. Each GPU
+// call restores the input first (an n^2 copy, included in the time).
+template <typename Real>
+void SolverBench(MatrixIndexT n, double budget, Table* table) {
+  CuMatrix<Real> r(n, n), spd(n, n), work(n, n);
+  r.SetRandn();
+  spd.AddMatMat(1.0 / n, r, kNoTrans, r, kTrans, 0.0);
+  spd.AddToDiag(1.0);
+  spd.CopyLowerToUpper();
+  Matrix<Real> host_spd(n, n, kUndefined, kStrideEqualNumCols);
+  spd.CopyToMat(&host_spd);
+  const std::string shape = std::string(PrecisionName<Real>()) + " n=" + std::to_string(n);
+  for (bool invert : {false, true}) {
+    const double flops = invert ? static_cast<double>(n) * n * n : static_cast<double>(n) * n * n / 3;
+    const double t_gpu = TimeCalls(
+        [&] {
+          work.CopyFromMat(spd);
+          if (invert)
+            work.SymInvertPosDef();
+          else
+            work.Cholesky();
+        },
+        budget);
+    Matrix<Real> host(n, n, kUndefined, kStrideEqualNumCols);
+    double t_cpu = 1e30;
+    for (int rep = 0; rep < 2; ++rep) {
+      host.CopyFromMat(host_spd);
+      const auto t0 = std::chrono::steady_clock::now();
+      HostPotrf(&host, invert);
+      t_cpu = std::min(t_cpu, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    table->Add({"solver", std::string(invert ? "SymInvertPosDef " : "Cholesky ") + shape,
+                "TFLOP/s", flops / t_gpu / 1e12,
+                invert ? "OpenBLAS potrf+potri (host)" : "OpenBLAS potrf (host)",
+                flops / t_cpu / 1e12, t_cpu / t_gpu, ""});
+  }
+}
+
+// "1024,4096" -> "1024x1024,4096x4096" (so ParseShapes checks the items).
+std::string SquareShapes(const std::string& sizes) {
+  std::stringstream in(sizes), out;
+  std::string item;
+  bool first = true;
+  while (std::getline(in, item, ',')) {
+    out << (first ? "" : ",") << item << "x" << item;
+    first = false;
+  }
+  return out.str();
+}
+
 // Parses "RxC,RxC,..." into shapes; throws naming the bad item.
 std::vector<std::pair<MatrixIndexT, MatrixIndexT>> ParseShapes(const std::string& text) {
   std::vector<std::pair<MatrixIndexT, MatrixIndexT>> shapes;
@@ -313,13 +390,17 @@ int main(int argc, char* argv[]) {
   std::string use_gpu = "yes", shapes_text = "4096x4096,16384x4096", precision = "both", only;
   double budget = 0.1;
   bool csv = false;
+  std::string solver_sizes = "1024,4096";
   po.Register("use-gpu", &use_gpu, "yes|wait: the benchmark needs a GPU");
   po.Register("shapes", &shapes_text, "matrix shapes ROWSxCOLS, comma-separated");
   po.Register("precision", &precision, "float, double or both");
   po.Register("only", &only,
-              "run one family: copy, elementwise, reduce, softmax, gather, blas or host (default all)");
+              "run one family: copy, elementwise, reduce, softmax, gather, blas, host or solver (default "
+              "all)");
   po.Register("budget", &budget, "seconds of GPU time per case (about)");
   po.Register("csv", &csv, "print the final table as CSV");
+  po.Register("solver-sizes", &solver_sizes,
+              "matrix sizes n of the solver rows (Cholesky, SymInvertPosDef), comma-separated");
   CuDevice::RegisterDeviceOptions(&po);
   CuDevice::RegisterCuAllocatorOptions(&po);
   std::vector<std::pair<MatrixIndexT, MatrixIndexT>> shapes;
@@ -331,12 +412,12 @@ int main(int argc, char* argv[]) {
     shapes = ParseShapes(shapes_text);
     if (precision != "float" && precision != "double" && precision != "both")
       CUCTX_ERR << "--precision must be float, double or both, got '" << precision << "'";
-    const std::vector<std::string> families = {"",        "copy",   "elementwise", "reduce",
-                                               "softmax", "gather", "blas",        "host"};
+    const std::vector<std::string> families = {"",       "copy", "elementwise", "reduce", "softmax",
+                                               "gather", "blas", "host",        "solver"};
     if (std::find(families.begin(), families.end(), only) == families.end())
-      CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, gather, blas or host, got '"
-                << only
-                << "'";
+      CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, gather, blas, host or solver, "
+                << "got '" << only << "'";
+    ParseShapes(SquareShapes(solver_sizes));
     if (!(budget > 0 && budget <= 10)) CUCTX_ERR << "--budget must be in (0, 10], got " << budget;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cu-matrix-bench: %s\n", e.what());
@@ -359,8 +440,15 @@ int main(int argc, char* argv[]) {
                 p.major, p.minor, p.multiprocessors, p.driver_version, p.runtime_version);
     Table table;
     for (const auto& s : shapes) {
+      if (only == "solver") break;
       if (precision != "double") MatrixBench<float>(s.first, s.second, budget, &table).Run(only);
       if (precision != "float") MatrixBench<double>(s.first, s.second, budget, &table).Run(only);
+    }
+    if (only.empty() || only == "solver") {
+      for (const auto& s : ParseShapes(SquareShapes(solver_sizes))) {
+        if (precision != "double") SolverBench<float>(s.first, budget, &table);
+        if (precision != "float") SolverBench<double>(s.first, budget, &table);
+      }
     }
     table.Print(csv);
     if (GetVerboseLevel() >= 1) device.PrintProfile();
