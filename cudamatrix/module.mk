@@ -27,3 +27,6 @@ cudamatrix_TESTS += cu-matrix-nnet-test.cc
 # sparse family
 
 # health-check family
+cudamatrix_SRCS  += cu-nvml.cc cu-health.cc
+cudamatrix_CU    += cu-kernels-health.cu
+cudamatrix_TESTS += cu-health-test.cc
