@@ -7,6 +7,7 @@ cudamatrix_CU    := cu-kernels-misc.cu cu-kernels-copy.cu cu-kernels-elementwise
 cudamatrix_TESTS := cu-device-test.cc cu-allocator-test.cc cu-pinned-test.cc cu-copy-test.cc \
                     pinned-matrix-test.cc cu-array-test.cc cu-vector-test.cc cu-matrix-test.cc
 cudamatrix_DEPS  := matrix base
+cudamatrix_SRCS  += cu-tool.cc
 # BLAS family
 cudamatrix_SRCS  += cu-matrix-blas.cc cu-vector-blas.cc
 cudamatrix_CU    += cu-kernels-blas.cu
