@@ -105,6 +105,9 @@ void HealthOptions::Check() const {
     CUCTX_ERR << "--duration must be >= 0 seconds, got " << duration;
   if (gemm_size < 1 || gemm_size > 4096)
     CUCTX_ERR << "--gemm-size must be in [1, 4096], got " << gemm_size;
+  if (kernel_rows < 1 || kernel_cols < 1)
+    CUCTX_ERR << "the softmax/reduction shape must be at least 1x1, got " << kernel_rows << "x"
+              << kernel_cols;
   if (!(dram_fraction > 0.0 && dram_fraction <= 1.0))
     CUCTX_ERR << "--dram-fraction must be in (0, 1], got " << dram_fraction;
   if (!(pcie_fraction > 0.0 && pcie_fraction <= 1.0))
@@ -459,18 +462,17 @@ template CheckResult CheckRowSums<float>(int32, int32, uint64);
 template CheckResult CheckRowSums<double>(int32, int32, uint64);
 
 std::vector<CheckResult> ComputeChecks(const HealthOptions& options, uint64 seed) {
-  // 1000 x 999: off every block and warp multiple.
-  constexpr int32 kRows = 1000, kCols = 999;
+  const int32 rows = options.kernel_rows, cols = options.kernel_cols;
   using CheckFn = std::function<CheckResult()>;
   const std::vector<std::pair<std::string, CheckFn>> checks = {
       {"sgemm", [&] { return CheckGemm(GemmPrecision::kFloat, options.gemm_size, seed); }},
       {"dgemm", [&] { return CheckGemm(GemmPrecision::kDouble, options.gemm_size, seed); }},
-      {"softmax float", [&] { return CheckSoftMax<float>(kRows, kCols, seed); }},
-      {"softmax double", [&] { return CheckSoftMax<double>(kRows, kCols, seed); }},
-      {"sum float", [&] { return CheckSum<float>(kRows, kCols, seed); }},
-      {"sum double", [&] { return CheckSum<double>(kRows, kCols, seed); }},
-      {"row sums float", [&] { return CheckRowSums<float>(kRows, kCols, seed); }},
-      {"row sums double", [&] { return CheckRowSums<double>(kRows, kCols, seed); }},
+      {"softmax float", [&] { return CheckSoftMax<float>(rows, cols, seed); }},
+      {"softmax double", [&] { return CheckSoftMax<double>(rows, cols, seed); }},
+      {"sum float", [&] { return CheckSum<float>(rows, cols, seed); }},
+      {"sum double", [&] { return CheckSum<double>(rows, cols, seed); }},
+      {"row sums float", [&] { return CheckRowSums<float>(rows, cols, seed); }},
+      {"row sums double", [&] { return CheckRowSums<double>(rows, cols, seed); }},
   };
   std::vector<CheckResult> results;
   for (const auto& check : checks)

@@ -76,6 +76,10 @@ struct HealthOptions {
   double memory_fraction = 0.25;  // of the free device memory found at the start, in (0, 0.95]
   double duration = 0.0;          // burn-in seconds after the first pass (0: none)
   int32 gemm_size = 1024;         // n of the n x n SGEMM and DGEMM, in [1, 4096]
+  // Shape of the softmax and reduction checks (>= 1 each); 1000 x 999 is off every block and
+  // warp multiple. Not a command-line option: tests make it small.
+  int32 kernel_rows = 1000;
+  int32 kernel_cols = 999;
   uint64 seed = 20261122;         // random data of the compute checks, seed of the patterns
   double dram_fraction = 0.5;     // see NOTE ON bandwidth thresholds, in (0, 1]
   double pcie_fraction = 0.4;

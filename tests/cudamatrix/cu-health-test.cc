@@ -277,6 +277,7 @@ TEST(HealthOptionsTest, RejectsOutOfRangeValuesNamingTheOption) {
   EXPECT_TRUE(test::ThrowsWith(with([](HealthOptions* o) { o->duration = -1; }), "--duration"));
   EXPECT_TRUE(test::ThrowsWith(with([](HealthOptions* o) { o->gemm_size = 5000; }),
                                "--gemm-size"));
+  EXPECT_TRUE(test::ThrowsWith(with([](HealthOptions* o) { o->kernel_cols = 0; }), "0"));
   EXPECT_TRUE(test::ThrowsWith(with([](HealthOptions* o) { o->dram_fraction = 1.5; }),
                                "--dram-fraction"));
   EXPECT_TRUE(test::ThrowsWith(with([](HealthOptions* o) { o->pcie_fraction = 0; }),
@@ -362,6 +363,8 @@ TYPED_TEST(HealthComputeTypedTest, SoftMaxSumAndRowSumsPass) {
 TEST(HealthComputeTest, ComputeChecksListEveryCheckOnce) {
   HealthOptions options;
   options.gemm_size = 33;
+  options.kernel_rows = 65;
+  options.kernel_cols = 130;
   std::vector<CheckResult> results = ComputeChecks(options, 11);
   std::vector<std::string> names;
   for (const CheckResult& r : results) {
@@ -376,6 +379,8 @@ TEST(HealthComputeTest, ComputeChecksListEveryCheckOnce) {
 TEST(HealthBurnInTest, RunsAtLeastOneRoundAndRecordsTotals) {
   HealthOptions options;
   options.gemm_size = 16;
+  options.kernel_rows = 9;
+  options.kernel_cols = 40;
   options.duration = 1e-3;
   std::vector<std::string> lines;
   HealthReport report([&](const std::string& line) { lines.push_back(line); });
@@ -464,6 +469,8 @@ TEST(HealthDeviceTest, BandwidthAndFullRunOnTheGpu) {
   HealthOptions options;
   options.memory_fraction = 0.01;
   options.gemm_size = 64;
+  options.kernel_rows = 300;
+  options.kernel_cols = 77;
   HealthReport report;
   EXPECT_GT(RunHealthChecks(options, &report), 0);
   // Bandwidth and the sensors depend on the machine and what else runs on it; the rest must pass.
