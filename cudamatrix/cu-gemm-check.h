@@ -34,8 +34,7 @@ struct GemmCheckResult {
 // (2^-24 for float, 2^-53 for double): the rounding of an n-term dot product, with margin. Waits
 // for the GPU. Throws cuctx::Error on bad n (< 1 or > 4096) and cuctx::CudaError if a CUDA call
 // fails; a wrong result is reported in the result, not thrown.
-GemmCheckResult RunGemmCheck(int32 n, uint64 seed,
-                             GemmPrecision precision = GemmPrecision::kFloat);
+GemmCheckResult RunGemmCheck(int32 n, uint64 seed, GemmPrecision precision = GemmPrecision::kFloat);
 
 }  // namespace cuctx
 

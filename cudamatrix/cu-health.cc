@@ -114,7 +114,8 @@ void HealthOptions::Check() const {
     CUCTX_ERR << "--pcie-fraction must be in (0, 1], got " << pcie_fraction;
 }
 
-// ---- thresholds ----------------------------------------------------------------------------------
+// ---- thresholds
+// ----------------------------------------------------------------------------------
 
 BandwidthThreshold DramThreshold(int32 bus_width_bits, int32 memory_clock_khz, double fraction) {
   BandwidthThreshold t;
@@ -173,7 +174,8 @@ CheckResult JudgeBandwidth(const std::string& name, double measured_gbps,
                     threshold.derivation);
 }
 
-// ---- report --------------------------------------------------------------------------------------
+// ---- report
+// --------------------------------------------------------------------------------------
 
 HealthReport::HealthReport(LineSink sink) : sink_(std::move(sink)) {}
 
@@ -294,7 +296,8 @@ std::string HealthReport::ToJson() const {
   return out.str();
 }
 
-// ---- device facts --------------------------------------------------------------------------------
+// ---- device facts
+// --------------------------------------------------------------------------------
 
 namespace {
 
@@ -353,7 +356,8 @@ int64 AddDeviceFacts(HealthReport* report) {
   return free_bytes;
 }
 
-// ---- compute -------------------------------------------------------------------------------------
+// ---- compute
+// -------------------------------------------------------------------------------------
 
 namespace {
 
@@ -401,8 +405,8 @@ CheckResult JudgeCompute(const std::string& name, double rel_error, int32 rows, 
   const bool passed = std::isfinite(rel_error) && rel_error <= tol;
   return MakeResult(name, passed, rel_error,
                     Printf("relative error %.2e", rel_error) + " (" + Where() + ", " +
-                        std::to_string(rows) + "x" + std::to_string(cols) + " " +
-                        TypeName<Real>() + ")",
+                        std::to_string(rows) + "x" + std::to_string(cols) + " " + TypeName<Real>() +
+                        ")",
                     Printf("<= %.0e", tol));
 }
 
@@ -435,7 +439,8 @@ CheckResult CheckSum(int32 rows, int32 cols, uint64 seed) {
   for (int32 r = 0; r < rows; ++r)
     for (int32 c = 0; c < cols; ++c) want += src(r, c);
   const Real got = CuMatrix<Real>(src).Sum();
-  double err = RelativeError<Real>(1, [&](int64) { return got; }, [&](int64) { return want; });
+  double err = RelativeError<Real>(
+      1, [&](int64) { return got; }, [&](int64) { return want; });
   return JudgeCompute<Real>(std::string("sum ") + TypeName<Real>(), err, rows, cols);
 }
 
@@ -482,7 +487,8 @@ std::vector<CheckResult> ComputeChecks(const HealthOptions& options, uint64 seed
   return results;
 }
 
-// ---- memory patterns and bandwidth ---------------------------------------------------------------
+// ---- memory patterns and bandwidth
+// ---------------------------------------------------------------
 
 namespace {
 
@@ -570,8 +576,8 @@ std::vector<CheckResult> CheckMemoryPatterns(int64 bytes, uint64 seed) {
   // buffer is written, and a write that lands at the wrong address is seen in its victim.
   for (int p = 0; p < kNumPatterns; ++p) {
     for (size_t c = 0; c < chunks.size(); ++c)
-      LaunchMemPatternWrite(static_cast<uint64_t*>(chunks[c]->Data()), chunk_words[c],
-                            kPatterns[p], seed, stream);
+      LaunchMemPatternWrite(static_cast<uint64_t*>(chunks[c]->Data()), chunk_words[c], kPatterns[p],
+                            seed, stream);
     for (size_t c = 0; c < chunks.size(); ++c)
       LaunchMemPatternVerify(static_cast<const uint64_t*>(chunks[c]->Data()), chunk_words[c],
                              kPatterns[p], seed, d_bad + p, stream);
@@ -582,11 +588,10 @@ std::vector<CheckResult> CheckMemoryPatterns(int64 bytes, uint64 seed) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   for (int p = 0; p < kNumPatterns; ++p)
-    results.push_back(MakeResult(
-        kPatternNames[p], bad[p] == 0, static_cast<double>(bad[p]),
-        std::to_string(bad[p]) + " bad words in " + Mib(tested) + shortfall +
-            Printf(" (%.2f s for all patterns)", seconds),
-        "0 bad words"));
+    results.push_back(MakeResult(kPatternNames[p], bad[p] == 0, static_cast<double>(bad[p]),
+                                 std::to_string(bad[p]) + " bad words in " + Mib(tested) +
+                                     shortfall + Printf(" (%.2f s for all patterns)", seconds),
+                                 "0 bad words"));
 #else
   (void)bytes;
   (void)seed;
@@ -609,8 +614,8 @@ std::vector<CheckResult> CheckBandwidth(const HealthOptions& options, const Nvml
   std::string why;
   if (clock_khz <= 0 && nvml.Clock(NvmlClock::kMemory, true, &nvml_mhz, &why))
     clock_khz = static_cast<int32>(nvml_mhz) * 1000;
-  const BandwidthThreshold dram = DramThreshold(p.memory_bus_width, clock_khz,
-                                                options.dram_fraction);
+  const BandwidthThreshold dram =
+      DramThreshold(p.memory_bus_width, clock_khz, options.dram_fraction);
   uint32 gen = 3, width = 16;
   const bool from_nvml = nvml.PcieLink(true, &gen, &width, &why);
   if (!from_nvml) gen = 3, width = 16;
@@ -625,8 +630,9 @@ std::vector<CheckResult> CheckBandwidth(const HealthOptions& options, const Nvml
   constexpr int kRepeats = 10;
   internal::ScopedStorage d_a(bytes), d_b(bytes);
   // Counting bytes read plus bytes written, as the DRAM figure does.
-  const double d2d = 2.0 * bytes / TimeCopies(d_b.Data(), d_a.Data(), bytes,
-                                               cudaMemcpyDeviceToDevice, kRepeats) / 1e9;
+  const double d2d = 2.0 * bytes /
+                     TimeCopies(d_b.Data(), d_a.Data(), bytes, cudaMemcpyDeviceToDevice, kRepeats) /
+                     1e9;
   results.push_back(JudgeBandwidth(names[0], d2d, dram));
 
   PinnedBuffer host(bytes);
@@ -649,7 +655,8 @@ std::vector<CheckResult> CheckBandwidth(const HealthOptions& options, const Nvml
   return results;
 }
 
-// ---- NVML ----------------------------------------------------------------------------------------
+// ---- NVML
+// ----------------------------------------------------------------------------------------
 
 std::vector<CheckResult> CheckNvml(const NvmlDevice& nvml) {
   std::vector<CheckResult> results;
@@ -673,11 +680,11 @@ std::vector<CheckResult> CheckNvml(const NvmlDevice& nvml) {
       nvml.Clock(NvmlClock::kSm, true, &sm_max, &why) &&
       nvml.Clock(NvmlClock::kMemory, false, &mem, &why) &&
       nvml.Clock(NvmlClock::kMemory, true, &mem_max, &why)) {
-    results.push_back(MakeResult(
-        "clocks", true, sm,
-        "SM " + std::to_string(sm) + "/" + std::to_string(sm_max) + " MHz, memory " +
-            std::to_string(mem) + "/" + std::to_string(mem_max) + " MHz (current/max)",
-        "any: informational, an idle GPU clocks down"));
+    results.push_back(MakeResult("clocks", true, sm,
+                                 "SM " + std::to_string(sm) + "/" + std::to_string(sm_max) +
+                                     " MHz, memory " + std::to_string(mem) + "/" +
+                                     std::to_string(mem_max) + " MHz (current/max)",
+                                 "any: informational, an idle GPU clocks down"));
   } else {
     results.push_back(MakeSkip("clocks", why));
   }
@@ -742,7 +749,8 @@ std::vector<CheckResult> CheckNvml(const NvmlDevice& nvml) {
   return results;
 }
 
-// ---- runner --------------------------------------------------------------------------------------
+// ---- runner
+// --------------------------------------------------------------------------------------
 
 bool SelectHealthCheckDevice(int32 device, const std::string& use_gpu, std::string* why) {
   CuDevice& cu_device = CuDevice::Instantiate();
@@ -774,10 +782,13 @@ int64 RunHealthChecks(const HealthOptions& options, HealthReport* report) {
   const int64 free_bytes = AddDeviceFacts(report);
   for (const CheckResult& r : ComputeChecks(options, options.seed)) report->Add(r);
   const int64 test_bytes = static_cast<int64>(options.memory_fraction * free_bytes);
-  AddGuarded("memory", [&] { return CheckMemoryPatterns(test_bytes, options.seed); }, report);
+  AddGuarded(
+      "memory", [&] { return CheckMemoryPatterns(test_bytes, options.seed); }, report);
   NvmlDevice nvml(SelectedPciBusId());
-  AddGuarded("bandwidth", [&] { return CheckBandwidth(options, nvml); }, report);
-  AddGuarded("nvml", [&] { return CheckNvml(nvml); }, report);
+  AddGuarded(
+      "bandwidth", [&] { return CheckBandwidth(options, nvml); }, report);
+  AddGuarded(
+      "nvml", [&] { return CheckNvml(nvml); }, report);
   return free_bytes;
 }
 
@@ -785,8 +796,8 @@ void RunBurnIn(const HealthOptions& options, int64 free_bytes, HealthReport* rep
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const int64 test_bytes = static_cast<int64>(options.memory_fraction * free_bytes);
-  report->Note(Printf("burn-in: repeating the compute and memory checks for %.0f s",
-                      options.duration));
+  report->Note(
+      Printf("burn-in: repeating the compute and memory checks for %.0f s", options.duration));
   int32 rounds = 0, failed = 0;
   double elapsed = 0.0;
   do {
@@ -795,9 +806,10 @@ void RunBurnIn(const HealthOptions& options, int64 free_bytes, HealthReport* rep
     const std::string suffix = " [burn-in round " + std::to_string(rounds) + "]";
     // Only failures are kept; a passing burn-in is summarised by the progress lines and totals.
     HealthReport round_report;
-    failed += AddGuarded("compute", [&] { return ComputeChecks(options, seed); }, &round_report);
-    failed += AddGuarded("memory", [&] { return CheckMemoryPatterns(test_bytes, seed); },
-                         &round_report);
+    failed += AddGuarded(
+        "compute", [&] { return ComputeChecks(options, seed); }, &round_report);
+    failed += AddGuarded(
+        "memory", [&] { return CheckMemoryPatterns(test_bytes, seed); }, &round_report);
     for (CheckResult r : round_report.Results()) {
       if (r.status != CheckStatus::kFail) continue;
       r.name += suffix;

@@ -48,7 +48,7 @@ const char* CheckStatusName(CheckStatus status);
 
 // The outcome of one check.
 struct CheckResult {
-  std::string name;      // e.g. "sgemm", "memory walking-ones", "bandwidth host-to-device"
+  std::string name;  // e.g. "sgemm", "memory walking-ones", "bandwidth host-to-device"
   CheckStatus status = CheckStatus::kSkip;
   std::string value;     // what was measured, human-readable ("2891.4 GB/s"); for SKIP the reason
   std::string expected;  // the criterion and how it was derived; empty for SKIP
@@ -80,8 +80,8 @@ struct HealthOptions {
   // warp multiple. Not a command-line option: tests make it small.
   int32 kernel_rows = 1000;
   int32 kernel_cols = 999;
-  uint64 seed = 20261122;         // random data of the compute checks, seed of the patterns
-  double dram_fraction = 0.5;     // see NOTE ON bandwidth thresholds, in (0, 1]
+  uint64 seed = 20261122;      // random data of the compute checks, seed of the patterns
+  double dram_fraction = 0.5;  // see NOTE ON bandwidth thresholds, in (0, 1]
   double pcie_fraction = 0.4;
   // Throws cuctx::Error naming the option when a value is out of range.
   void Check() const;

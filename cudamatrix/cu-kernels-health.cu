@@ -56,7 +56,8 @@ __global__ void MemPatternVerifyKernel(const uint64_t* words, int64_t count, Mem
     if (got != PatternWord(pattern, reinterpret_cast<uint64_t>(words + i), seed)) ++mine;
   }
   // Every thread of the (full, kHealthThreads-wide) block reaches this point.
-  for (int offset = 16; offset > 0; offset /= 2) mine += __shfl_down_sync(0xffffffffu, mine, offset);
+  for (int offset = 16; offset > 0; offset /= 2)
+    mine += __shfl_down_sync(0xffffffffu, mine, offset);
   if ((threadIdx.x & 31) == 0 && mine != 0) atomicAdd(bad, mine);
 }
 
@@ -70,8 +71,8 @@ unsigned HealthBlocks(int64_t count) {
 void LaunchMemPatternWrite(uint64_t* d_words, int64_t count, MemPattern pattern, uint64_t seed,
                            CuStream stream) {
   if (count <= 0) return;
-  MemPatternWriteKernel<<<HealthBlocks(count), kHealthThreads, 0, stream>>>(d_words, count,
-                                                                            pattern, seed);
+  MemPatternWriteKernel<<<HealthBlocks(count), kHealthThreads, 0, stream>>>(d_words, count, pattern,
+                                                                            seed);
   CUCTX_CUDA_CHECK_LAUNCH("MemPatternWriteKernel");
 }
 

@@ -33,7 +33,8 @@ NvmlDevice::NvmlDevice(const std::string& pci_bus_id) {
   }
   library_ = dlopen(kNvmlLibrary, RTLD_NOW | RTLD_LOCAL);
   if (library_ == nullptr) {
-    reason_ = std::string(kNvmlLibrary) + " not found (no NVIDIA driver, or not on the loader path)";
+    reason_ =
+        std::string(kNvmlLibrary) + " not found (no NVIDIA driver, or not on the loader path)";
     return;
   }
   using InitFn = int (*)();
@@ -49,8 +50,7 @@ NvmlDevice::NvmlDevice(const std::string& pci_bus_id) {
   }
   initialized_ = true;
   using HandleFn = int (*)(const char*, nvmlDevice_st**);
-  auto by_bus_id =
-      reinterpret_cast<HandleFn>(Symbol(library_, "nvmlDeviceGetHandleByPciBusId_v2"));
+  auto by_bus_id = reinterpret_cast<HandleFn>(Symbol(library_, "nvmlDeviceGetHandleByPciBusId_v2"));
   if (by_bus_id == nullptr) {
     reason_ = std::string("nvmlDeviceGetHandleByPciBusId_v2 not in ") + kNvmlLibrary;
     return;
@@ -163,8 +163,7 @@ bool NvmlDevice::PcieLink(bool max, uint32* generation, uint32* width, std::stri
   unsigned gen = 0, lanes = 0;
   if (!Query(max ? "nvmlDeviceGetMaxPcieLinkGeneration" : "nvmlDeviceGetCurrPcieLinkGeneration",
              why, &gen) ||
-      !Query(max ? "nvmlDeviceGetMaxPcieLinkWidth" : "nvmlDeviceGetCurrPcieLinkWidth", why,
-             &lanes))
+      !Query(max ? "nvmlDeviceGetMaxPcieLinkWidth" : "nvmlDeviceGetCurrPcieLinkWidth", why, &lanes))
     return false;
   *generation = gen;
   *width = lanes;
@@ -175,10 +174,14 @@ std::string DescribeClockEventReasons(uint64 mask) {
   static const struct {
     uint64 bit;
     const char* name;
-  } kReasons[] = {{0x1, "gpu-idle"},          {0x2, "applications-clocks"},
-                  {0x4, "sw-power-cap"},      {0x8, "hw-slowdown"},
-                  {0x10, "sync-boost"},       {0x20, "sw-thermal-slowdown"},
-                  {0x40, "hw-thermal-slowdown"}, {0x80, "hw-power-brake"},
+  } kReasons[] = {{0x1, "gpu-idle"},
+                  {0x2, "applications-clocks"},
+                  {0x4, "sw-power-cap"},
+                  {0x8, "hw-slowdown"},
+                  {0x10, "sync-boost"},
+                  {0x20, "sw-thermal-slowdown"},
+                  {0x40, "hw-thermal-slowdown"},
+                  {0x80, "hw-power-brake"},
                   {0x100, "display-clocks"}};
   std::string text;
   uint64 known = 0;

@@ -275,13 +275,12 @@ TEST(HealthOptionsTest, RejectsOutOfRangeValuesNamingTheOption) {
   EXPECT_TRUE(test::ThrowsWith(with([](HealthOptions* o) { o->memory_fraction = 0.99; }),
                                "--memory-fraction"));
   EXPECT_TRUE(test::ThrowsWith(with([](HealthOptions* o) { o->duration = -1; }), "--duration"));
-  EXPECT_TRUE(test::ThrowsWith(with([](HealthOptions* o) { o->gemm_size = 5000; }),
-                               "--gemm-size"));
+  EXPECT_TRUE(test::ThrowsWith(with([](HealthOptions* o) { o->gemm_size = 5000; }), "--gemm-size"));
   EXPECT_TRUE(test::ThrowsWith(with([](HealthOptions* o) { o->kernel_cols = 0; }), "0"));
-  EXPECT_TRUE(test::ThrowsWith(with([](HealthOptions* o) { o->dram_fraction = 1.5; }),
-                               "--dram-fraction"));
-  EXPECT_TRUE(test::ThrowsWith(with([](HealthOptions* o) { o->pcie_fraction = 0; }),
-                               "--pcie-fraction"));
+  EXPECT_TRUE(
+      test::ThrowsWith(with([](HealthOptions* o) { o->dram_fraction = 1.5; }), "--dram-fraction"));
+  EXPECT_TRUE(
+      test::ThrowsWith(with([](HealthOptions* o) { o->pcie_fraction = 0; }), "--pcie-fraction"));
 }
 
 TEST(HealthRunGuardedTest, ExceptionBecomesOneFailLine) {
@@ -335,7 +334,8 @@ TEST(HealthComputeTest, GemmChecksPassForBothPrecisions) {
     CheckResult r = CheckGemm(p, 65, 7);
     EXPECT_EQ(r.status, CheckStatus::kPass) << r.Line();
     EXPECT_EQ(r.name, p == GemmPrecision::kFloat ? "sgemm" : "dgemm");
-    EXPECT_TRUE(test::Contains(r.value, p == GemmPrecision::kFloat ? "SGEMM 65x65" : "DGEMM 65x65"));
+    EXPECT_TRUE(
+        test::Contains(r.value, p == GemmPrecision::kFloat ? "SGEMM 65x65" : "DGEMM 65x65"));
   }
   GemmCheckResult d = RunGemmCheck(65, 7, GemmPrecision::kDouble);
   EXPECT_LT(d.rel_error, 1e-14) << d.Summary();
@@ -351,9 +351,9 @@ TYPED_TEST(HealthComputeTypedTest, SoftMaxSumAndRowSumsPass) {
   using Real = TypeParam;
   for (const test::Shape& s : {test::Shape{1, 1}, test::Shape{17, 33}, test::Shape{257, 3},
                                test::Shape{1, 4097}, test::Shape{4097, 1}}) {
-    for (const CheckResult& r : {CheckSoftMax<Real>(s.rows, s.cols, 3),
-                                 CheckSum<Real>(s.rows, s.cols, 3),
-                                 CheckRowSums<Real>(s.rows, s.cols, 3)}) {
+    for (const CheckResult& r :
+         {CheckSoftMax<Real>(s.rows, s.cols, 3), CheckSum<Real>(s.rows, s.cols, 3),
+          CheckRowSums<Real>(s.rows, s.cols, 3)}) {
       EXPECT_EQ(r.status, CheckStatus::kPass) << r.Line() << " " << s;
       EXPECT_TRUE(std::isfinite(r.measured)) << r.Line();
     }
