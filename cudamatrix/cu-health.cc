@@ -616,9 +616,8 @@ std::vector<CheckResult> CheckBandwidth(const HealthOptions& options, const Nvml
     clock_khz = static_cast<int32>(nvml_mhz) * 1000;
   const BandwidthThreshold dram =
       DramThreshold(p.memory_bus_width, clock_khz, options.dram_fraction);
-  uint32 gen = 3, width = 16;
+  uint32 gen = 3, width = 16;  // the stated assumption; PcieLink changes them only on success
   const bool from_nvml = nvml.PcieLink(true, &gen, &width, &why);
-  if (!from_nvml) gen = 3, width = 16;
   const BandwidthThreshold pcie = PcieThreshold(static_cast<int32>(gen), static_cast<int32>(width),
                                                 options.pcie_fraction, from_nvml);
 
