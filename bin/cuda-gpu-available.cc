@@ -1,9 +1,8 @@
 // bin/cuda-gpu-available.cc: says whether a usable GPU is present, describes it, and checks a GEMM.
 // SPDX-License-Identifier: Apache-2.0
-#include "base/error.h"
-#include "base/parse-options.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-gemm-check.h"
+#include "cudamatrix/cu-tool.h"
 
 #include <cstdio>
 #include <exception>
@@ -12,9 +11,9 @@
 
 namespace {
 
+// Kaldi's exit codes for this tool; 2 is cuctx::kToolExitUsage.
 constexpr int kExitOk = 0;
 constexpr int kExitNoCuda = 1;
-constexpr int kExitUsage = 2;
 constexpr int kExitNoGpu = 255;
 
 const char* kUsage =
@@ -30,67 +29,55 @@ std::string FormatVersion(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
-}  // namespace
+// The status for a run whose check passed: a CPU-only build always answers 1.
+constexpr int kExitPassed = CUCTX_HAVE_CUDA ? kExitOk : kExitNoCuda;
 
-int main(int argc, char* argv[]) {
-  std::string use_gpu = "yes";
-  cuctx::ParseOptions po(kUsage);
-  po.Register("use-gpu", &use_gpu, "yes|no|optional|wait: whether to use a GPU");
-  try {
-    po.Read(argc, argv);
-    if (po.HelpRequested()) return kExitOk;
-    if (po.NumArgs() != 0) {
-      po.PrintUsage();
-      std::fprintf(stderr, "cuda-gpu-available: takes no positional arguments\n");
-      return kExitUsage;
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cuda-gpu-available: %s\n", e.what());
-    return kExitUsage;
-  }
+void PrintDevice(cuctx::CuDevice& device) {
+  const cuctx::CuDeviceProperties& p = device.Properties();
+  int64_t free_bytes = 0, total_bytes = 0;
+  std::string memory = cuctx::GetFreeGpuMemory(&free_bytes, &total_bytes);
+  std::printf("GPU %d: %s\n", p.id, p.name.c_str());
+  std::printf("  compute capability %d.%d, %d SMs\n", p.major, p.minor, p.multiprocessors);
+  std::printf("  memory: %s\n", memory.c_str());
+  std::printf("  CUDA driver %s, runtime %s\n", FormatVersion(p.driver_version).c_str(),
+              FormatVersion(p.runtime_version).c_str());
+}
 
+int Body(const cuctx::ToolArgs& args) {
   char host[256] = "unknown";
   if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
   std::printf("host: %s\n", host);
-#if !CUCTX_HAVE_CUDA
-  std::printf("cuctx was built without CUDA (make CUDA=0): no GPU can be used\n");
-#endif
+  if (!CUCTX_HAVE_CUDA)
+    std::printf("cuctx was built without CUDA (make CUDA=0): no GPU can be used\n");
 
   cuctx::CuDevice& device = cuctx::CuDevice::Instantiate();
   try {
-    device.SelectGpuId(use_gpu);
+    device.SelectGpuId(args.UseGpu());
   } catch (const std::exception& e) {
     std::printf("GPU: none: %s\n", e.what());
-#if CUCTX_HAVE_CUDA
-    return kExitNoGpu;
-#else
-    return kExitNoCuda;
-#endif
+    return CUCTX_HAVE_CUDA ? kExitNoGpu : kExitNoCuda;
   }
-
+  // Every failure from here on means the device (or the CPU fallback) does not work: 255, not the
+  // generic 1, which this tool reserves for "built without CUDA".
   try {
-    if (device.Enabled()) {
-      const cuctx::CuDeviceProperties& p = device.Properties();
-      int64_t free_bytes = 0, total_bytes = 0;
-      std::string memory = cuctx::GetFreeGpuMemory(&free_bytes, &total_bytes);
-      std::printf("GPU %d: %s\n", p.id, p.name.c_str());
-      std::printf("  compute capability %d.%d, %d SMs\n", p.major, p.minor, p.multiprocessors);
-      std::printf("  memory: %s\n", memory.c_str());
-      std::printf("  CUDA driver %s, runtime %s\n", FormatVersion(p.driver_version).c_str(),
-                  FormatVersion(p.runtime_version).c_str());
-    } else {
+    if (device.Enabled())
+      PrintDevice(device);
+    else
       std::printf("GPU: none (%s); running the check on the CPU\n", device.NoGpuReason().c_str());
-    }
     cuctx::GemmCheckResult check = cuctx::RunGemmCheck(256, 1234);
     std::printf("check: %s: %s\n", check.Summary().c_str(), check.passed ? "OK" : "FAILED");
     if (!check.passed) return kExitNoGpu;
   } catch (const std::exception& e) {
+    std::fflush(stdout);
     std::fprintf(stderr, "cuda-gpu-available: %s\n", e.what());
     return kExitNoGpu;
   }
-#if CUCTX_HAVE_CUDA
-  return kExitOk;
-#else
-  return kExitNoCuda;
-#endif
+  return kExitPassed;
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+  cuctx::ToolSpec spec{kUsage, 0, 0, cuctx::ToolGpu::kOptionsOnly, "yes"};
+  return cuctx::RunTool(argc, argv, spec, nullptr, Body);
 }

@@ -5,6 +5,7 @@ bin_TOOLS      := cuda-gpu-available.cc
 # matrix tools
 
 # health check
+bin_TOOLS      += gpu-health-check.cc
 
 bin_CUDA_TOOLS := cu-allocator-bench.cc
 

@@ -1,5 +1,5 @@
-// cudamatrix/cu-gemm-check.cc: a seeded SGEMM on the GPU (or CPU) checked against a double
-// reference. SPDX-License-Identifier: Apache-2.0
+// cudamatrix/cu-gemm-check.cc: a seeded SGEMM or DGEMM on the GPU (or CPU) checked against a
+// reference in a wider type. SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-gemm-check.h"
 
 #include "base/error.h"
@@ -7,15 +7,18 @@
 #include "cudamatrix/cu-device.h"
 #include "matrix/matrix.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <vector>
 
 #if CUCTX_HAVE_CUDA
+#include "cudamatrix/cu-blas-wrappers.h"
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-storage.h"
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #endif
 
@@ -23,47 +26,41 @@ namespace cuctx {
 namespace {
 
 #if CUCTX_HAVE_CUDA
-// Device memory for the duration of the check, returned to the allocator on every path.
-class ScopedDeviceBuffer {
- public:
-  explicit ScopedDeviceBuffer(size_t bytes) : ptr_(CuDevice::Instantiate().Malloc(bytes)) {}
-  ~ScopedDeviceBuffer() { CuDevice::Instantiate().Free(ptr_); }
-  float* Get() const { return static_cast<float*>(ptr_); }
-  ScopedDeviceBuffer(const ScopedDeviceBuffer&) = delete;
-  ScopedDeviceBuffer& operator=(const ScopedDeviceBuffer&) = delete;
-
- private:
-  void* ptr_;
-};
-
 // C = A * B for row-major n x n matrices stored contiguously. cuBLAS is column-major, so this
 // computes C^T = B^T * A^T, which has the same bytes.
-void GpuSgemm(int32 n, const Matrix<float>& a, const Matrix<float>& b, Matrix<float>* c) {
-  size_t bytes = sizeof(float) * n * n;
-  ScopedDeviceBuffer d_a(bytes), d_b(bytes), d_c(bytes);
-  CUCTX_CUDA_CHECK(cudaMemcpy(d_a.Get(), a.Data(), bytes, cudaMemcpyHostToDevice));
-  CUCTX_CUDA_CHECK(cudaMemcpy(d_b.Get(), b.Data(), bytes, cudaMemcpyHostToDevice));
-  const float one = 1.0f, zero = 0.0f;
-  CUCTX_CUBLAS_CHECK(cublasSgemm(CuDevice::Instantiate().GetCublasHandle(), CUBLAS_OP_N,
-                                 CUBLAS_OP_N, n, n, n, &one, d_b.Get(), n, d_a.Get(), n, &zero,
-                                 d_c.Get(), n));
-  CUCTX_CUDA_CHECK(cudaMemcpy(c->Data(), d_c.Get(), bytes, cudaMemcpyDeviceToHost));
+template <typename Real>
+void GpuGemm(int32 n, const Matrix<Real>& a, const Matrix<Real>& b, Matrix<Real>* c) {
+  size_t bytes = sizeof(Real) * n * n;
+  internal::ScopedStorage d_a(bytes), d_b(bytes), d_c(bytes);
+  Real* pa = static_cast<Real*>(d_a.Data());
+  Real* pb = static_cast<Real*>(d_b.Data());
+  Real* pc = static_cast<Real*>(d_c.Data());
+  CUCTX_CUDA_CHECK(cudaMemcpy(pa, a.Data(), bytes, cudaMemcpyHostToDevice));
+  CUCTX_CUDA_CHECK(cudaMemcpy(pb, b.Data(), bytes, cudaMemcpyHostToDevice));
+  CUCTX_CUBLAS_CHECK(internal::CublasGemm(internal::ThreadCublasHandle(), CUBLAS_OP_N, CUBLAS_OP_N,
+                                          n, n, n, Real(1), pb, n, pa, n, Real(0), pc, n));
+  CUCTX_CUDA_CHECK(cudaMemcpy(c->Data(), pc, bytes, cudaMemcpyDeviceToHost));
 }
 #endif
 
-}  // namespace
+// Accumulation type of the host reference: wider than Real so that it does not share Real's
+// rounding (long double is the 80-bit x87 type on x86-64).
+template <typename Real>
+struct WiderType;
+template <>
+struct WiderType<float> {
+  using Type = double;
+};
+template <>
+struct WiderType<double> {
+  using Type = long double;
+};
 
-std::string GemmCheckResult::Summary() const {
-  char line[256];
-  std::snprintf(line, sizeof(line), "SGEMM %dx%d on %s: relative error %.2e (limit %.1e), %.2f ms",
-                n, n, on_gpu ? "GPU" : "CPU", rel_error, tolerance, seconds * 1e3);
-  return line;
-}
-
-GemmCheckResult RunGemmCheck(int32 n, uint64 seed) {
-  CUCTX_CHECK(n >= 1 && n <= 4096) << "RunGemmCheck: n must be in [1, 4096], got " << n;
+template <typename Real>
+GemmCheckResult RunTypedGemmCheck(int32 n, uint64 seed) {
+  using Wide = typename WiderType<Real>::Type;
   // Contiguous rows keep the GPU transfer a single copy.
-  Matrix<float> a(n, n, kUndefined, kStrideEqualNumCols), b(n, n, kUndefined, kStrideEqualNumCols),
+  Matrix<Real> a(n, n, kUndefined, kStrideEqualNumCols), b(n, n, kUndefined, kStrideEqualNumCols),
       c(n, n, kSetZero, kStrideEqualNumCols);
   RandomState state(seed);
   for (int32 i = 0; i < n; ++i)
@@ -73,37 +70,55 @@ GemmCheckResult RunGemmCheck(int32 n, uint64 seed) {
     }
 
   GemmCheckResult result;
+  result.precision = sizeof(Real) == sizeof(float) ? GemmPrecision::kFloat : GemmPrecision::kDouble;
   result.n = n;
   result.on_gpu = CuDevice::Instantiate().Enabled();
   auto start = std::chrono::steady_clock::now();
 #if CUCTX_HAVE_CUDA
   if (result.on_gpu)
-    GpuSgemm(n, a, b, &c);
+    GpuGemm(n, a, b, &c);
   else
 #endif
-    c.AddMatMat(1.0f, a, kNoTrans, b, kNoTrans, 0.0f);
+    c.AddMatMat(Real(1), a, kNoTrans, b, kNoTrans, Real(0));
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  // Reference in double, row by row, so it does not share code with either path above.
-  double diff2 = 0.0, ref2 = 0.0;
-  std::vector<double> row(n);
+  // Reference row by row with plain loops, so it does not share code with either path above.
+  Wide diff2 = 0, ref2 = 0;
+  std::vector<Wide> row(n);
   for (int32 i = 0; i < n; ++i) {
-    std::fill(row.begin(), row.end(), 0.0);
+    std::fill(row.begin(), row.end(), Wide(0));
     for (int32 k = 0; k < n; ++k) {
-      double aik = a(i, k);
-      const float* b_row = b.RowData(k);
+      Wide aik = a(i, k);
+      const Real* b_row = b.RowData(k);
       for (int32 j = 0; j < n; ++j) row[j] += aik * b_row[j];
     }
     for (int32 j = 0; j < n; ++j) {
-      double d = c(i, j) - row[j];
+      Wide d = c(i, j) - row[j];
       diff2 += d * d;
       ref2 += row[j] * row[j];
     }
   }
-  result.rel_error = ref2 > 0.0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
-  result.tolerance = 4.0 * n * std::ldexp(1.0, -24);
+  result.rel_error = static_cast<double>(ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2));
+  const int mantissa_bits = std::numeric_limits<Real>::digits;  // 24 or 53
+  result.tolerance = 4.0 * n * std::ldexp(1.0, -mantissa_bits);
   result.passed = std::isfinite(result.rel_error) && result.rel_error <= result.tolerance;
   return result;
+}
+
+}  // namespace
+
+std::string GemmCheckResult::Summary() const {
+  char line[256];
+  std::snprintf(line, sizeof(line), "%s %dx%d on %s: relative error %.2e (limit %.1e), %.2f ms",
+                precision == GemmPrecision::kFloat ? "SGEMM" : "DGEMM", n, n,
+                on_gpu ? "GPU" : "CPU", rel_error, tolerance, seconds * 1e3);
+  return line;
+}
+
+GemmCheckResult RunGemmCheck(int32 n, uint64 seed, GemmPrecision precision) {
+  CUCTX_CHECK(n >= 1 && n <= 4096) << "RunGemmCheck: n must be in [1, 4096], got " << n;
+  return precision == GemmPrecision::kFloat ? RunTypedGemmCheck<float>(n, seed)
+                                            : RunTypedGemmCheck<double>(n, seed);
 }
 
 }  // namespace cuctx

@@ -1,0 +1,164 @@
+// cudamatrix/cu-tool.h: the shared frame of every bin/ tool: options, device choice, exit codes,
+// one-line errors, and Kaldi-style "-" stdin/stdout streams.
+// SPDX-License-Identifier: Apache-2.0
+//
+// A tool is a usage text, a callback that registers its own options and a body:
+//
+//   int main(int argc, char* argv[]) {
+//     bool binary = true;
+//     cuctx::ToolSpec spec{kUsage, 2, 2};     // usage text, min and max positional arguments
+//     return cuctx::RunTool(
+//         argc, argv, spec,
+//         [&](cuctx::ParseOptions* po) { po->Register("binary", &binary, "Write binary output"); },
+//         [&](const cuctx::ToolArgs& args) {
+//           cuctx::ToolInput in(args.Arg(1));
+//           ...
+//           return cuctx::kToolExitOk;
+//         });
+//   }
+//
+// Behaviour RunTool gives every tool:
+//   --help, -h        prints the usage, the options and their defaults to stderr; exit 0.
+//   --config=FILE, --verbose=N, --print-args   the standard ParseOptions options (print-args
+//                     defaults to true, as in Kaldi: the command line is echoed to stderr).
+//   --use-gpu=yes|no|optional|wait and the device and allocator options (CuDevice::
+//                     RegisterDeviceOptions, RegisterCuAllocatorOptions), for tools whose spec
+//                     says they can use a GPU.
+//   exit 2            a bad option, a bad option value, a wrong number of positional arguments
+//                     or a ToolUsageError from the body: one line "<tool>: <message>" on stderr.
+//   exit 1            any other exception from the body (cuctx::Error, std::exception, a missing
+//                     file, malformed input): one line "<tool>: <message>" on stderr.
+//   otherwise         the body's return value.
+// Errors are printed once: the log line that CUCTX_ERR writes before throwing is suppressed while
+// RunTool runs (warnings and CUCTX_LOG lines still appear), and at --verbose=0 the exception's
+// "[in Function at file:line]" suffix is dropped (it is kept at --verbose >= 1). Nothing calls
+// exit() or abort(), so no stack trace is ever printed. At --verbose >= 1, RunTool ends with
+// CuDevice::PrintProfile().
+#ifndef CUCTX_CUDAMATRIX_CU_TOOL_H_
+#define CUCTX_CUDAMATRIX_CU_TOOL_H_
+
+#include "base/error.h"
+#include "base/parse-options.h"
+
+#include <fstream>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cuctx {
+
+// Exit codes shared by all tools (a tool may document more of its own, e.g. cuda-gpu-available).
+constexpr int kToolExitOk = 0;
+constexpr int kToolExitFailure = 1;
+constexpr int kToolExitUsage = 2;
+
+// Thrown by a tool body for a usage mistake found after option parsing (an option value out of
+// its range, two options that exclude each other); RunTool turns it into exit status 2.
+class ToolUsageError : public Error {
+ public:
+  explicit ToolUsageError(const std::string& what) : Error(what) {}
+};
+
+// How a tool uses the GPU.
+enum class ToolGpu {
+  kNone,         // no --use-gpu; the tool runs on the CPU
+  kSelect,       // registers --use-gpu and the device/allocator options, and selects the device
+                 // (CuDevice::SelectGpuId) before the body runs; failing to get one is exit 1
+  kOptionsOnly,  // registers them, checks the --use-gpu value, but leaves selection to the body
+};
+
+// What a tool declares about itself.
+struct ToolSpec {
+  const char* usage = "";  // what the tool does and its positional arguments (shown by --help)
+  int min_args = 0;        // positional arguments allowed: [min_args, max_args]
+  int max_args = 0;        // < 0: no upper bound
+  ToolGpu gpu = ToolGpu::kNone;
+  const char* default_use_gpu = "optional";  // default of --use-gpu when gpu != kNone
+};
+
+// What the body sees of the parsed command line.
+class ToolArgs {
+ public:
+  ToolArgs(const ParseOptions* po, const std::string* use_gpu) : po_(po), use_gpu_(use_gpu) {}
+  int NumArgs() const { return po_->NumArgs(); }
+  // Positional argument i, counted from 1 (RunTool has checked the count).
+  std::string Arg(int i) const { return po_->GetArg(i); }
+  // Optional trailing argument i, or "" when absent.
+  std::string OptArg(int i) const { return po_->GetOptArg(i); }
+  // The --use-gpu value ("" for a tool with ToolGpu::kNone).
+  const std::string& UseGpu() const { return *use_gpu_; }
+
+ private:
+  const ParseOptions* po_;
+  const std::string* use_gpu_;
+};
+
+using ToolRegisterFn = std::function<void(ParseOptions* po)>;
+using ToolBodyFn = std::function<int(const ToolArgs& args)>;
+
+// Parses the command line as `spec` says, then runs `body` and returns the exit status for main
+// (see the file comment). `register_options` registers the tool's own options (may be empty).
+// Call once, from main, before any other thread uses cuctx. Never throws.
+int RunTool(int argc, char* argv[], const ToolSpec& spec, const ToolRegisterFn& register_options,
+            const ToolBodyFn& body);
+
+// An input named as in Kaldi's rxfilenames (the plain forms only): "-" or "" is stdin, anything
+// else a file opened in binary mode. The constructor reads Kaldi's binary header ("\0B"), so
+// Stream() is positioned at the object and Binary() says which mode to read it in.
+// Throws cuctx::Error naming the file if it cannot be opened or starts with '\0' without 'B'.
+class ToolInput {
+ public:
+  explicit ToolInput(const std::string& rxfilename);
+  ToolInput(const ToolInput&) = delete;
+  ToolInput& operator=(const ToolInput&) = delete;
+  std::istream& Stream() { return *is_; }
+  bool Binary() const { return binary_; }
+  // "standard input" or "'name'", for messages.
+  const std::string& Name() const { return name_; }
+
+ private:
+  std::ifstream file_;
+  std::istream* is_;
+  bool binary_ = false;
+  std::string name_;
+};
+
+// An output named as in Kaldi's wxfilenames (the plain forms only): "-" or "" is stdout, anything
+// else a file, created or truncated, opened in binary mode. The constructor writes Kaldi's binary
+// header when `binary` (text mode raises the precision to 7 digits, as Kaldi's writers do).
+// Close() flushes and throws cuctx::Error naming the file if anything failed to be written; call
+// it before reporting success (the destructor closes silently).
+class ToolOutput {
+ public:
+  ToolOutput(const std::string& wxfilename, bool binary);
+  ToolOutput(const ToolOutput&) = delete;
+  ToolOutput& operator=(const ToolOutput&) = delete;
+  std::ostream& Stream() { return *os_; }
+  void Close();
+  const std::string& Name() const { return name_; }
+
+ private:
+  std::ofstream file_;
+  std::ostream* os_;
+  std::string name_;
+};
+
+// Reads the whole of an input into memory: the binary flag from Kaldi's header, and the bytes
+// after it. Tools that must look at the object's token before parsing it (matrix-info) use this,
+// since standard input cannot seek back.
+struct ToolInputBytes {
+  bool binary = false;
+  std::string bytes;
+};
+ToolInputBytes ReadAllInput(const std::string& rxfilename);
+
+// Blocks until this thread's stream (cudaStreamPerThread) has finished its queued GPU work, so
+// that a host timer covers it. No-op without a GPU. Throws cuctx::CudaError on an earlier
+// asynchronous fault.
+void WaitForThreadStream();
+
+}  // namespace cuctx
+
+#endif  // CUCTX_CUDAMATRIX_CU_TOOL_H_
