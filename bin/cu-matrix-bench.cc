@@ -16,9 +16,11 @@
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-sparse-matrix.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/pinned-matrix.h"
 #include "matrix/matrix.h"
+#include "matrix/sparse-matrix.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -345,6 +347,37 @@ void SolverBench(MatrixIndexT n, double budget, Table* table) {
   }
 }
 
+// Sparse x dense products (cuSPARSE SpMM through CuMatrix::AddSmatMat / AddMatSmat) at a given
+// density, against the dense GEMM of the same shape (AddMatMat on the densified sparse operand).
+template <typename Real>
+void SparseBench(MatrixIndexT n, double density, double budget, Table* table) {
+  std::vector<std::vector<std::pair<MatrixIndexT, Real>>> pairs(n);
+  uint64_t state = 12345;
+  auto next = [&state] {  // a small LCG: reproducible and fast for millions of draws
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) / 9007199254740992.0;
+  };
+  for (MatrixIndexT r = 0; r < n; ++r)
+    for (MatrixIndexT c = 0; c < n; ++c)
+      if (next() < density) pairs[r].emplace_back(c, static_cast<Real>(next() - 0.5));
+  SparseMatrix<Real> host(n, pairs);
+  CuSparseMatrix<Real> sparse(host);
+  CuMatrix<Real> dense_a(n, n), b(n, n), c(n, n);
+  sparse.CopyToMat(&dense_a);
+  b.Set(0.001);
+  const double t_dense =
+      TimeCalls([&] { c.AddMatMat(1.0, dense_a, kNoTrans, b, kNoTrans, 0.0); }, budget);
+  const double t_smm = TimeCalls([&] { c.AddSmatMat(1.0, sparse, kNoTrans, b, 0.0); }, budget);
+  const double t_msm = TimeCalls([&] { c.AddMatSmat(1.0, b, sparse, kNoTrans, 0.0); }, budget);
+  char what[96];
+  std::snprintf(what, sizeof(what), "%s n=%d, %.0f%% nonzero", PrecisionName<Real>(), n,
+                density * 100);
+  table->Add({"sparse", std::string("AddSmatMat ") + what, "ms", t_smm * 1e3, "dense AddMatMat",
+              t_dense * 1e3, t_dense / t_smm, ""});
+  table->Add({"sparse", std::string("AddMatSmat ") + what, "ms", t_msm * 1e3, "dense AddMatMat",
+              t_dense * 1e3, t_dense / t_msm, ""});
+}
+
 // "1024,4096" -> "1024x1024,4096x4096" (so ParseShapes checks the items).
 std::string SquareShapes(const std::string& sizes) {
   std::stringstream in(sizes), out;
@@ -395,8 +428,8 @@ int main(int argc, char* argv[]) {
   po.Register("shapes", &shapes_text, "matrix shapes ROWSxCOLS, comma-separated");
   po.Register("precision", &precision, "float, double or both");
   po.Register("only", &only,
-              "run one family: copy, elementwise, reduce, softmax, gather, blas, host or solver (default "
-              "all)");
+              "run one family: copy, elementwise, reduce, softmax, gather, blas, host, solver or "
+              "sparse (default all)");
   po.Register("budget", &budget, "seconds of GPU time per case (about)");
   po.Register("csv", &csv, "print the final table as CSV");
   po.Register("solver-sizes", &solver_sizes,
@@ -413,9 +446,9 @@ int main(int argc, char* argv[]) {
     if (precision != "float" && precision != "double" && precision != "both")
       CUCTX_ERR << "--precision must be float, double or both, got '" << precision << "'";
     const std::vector<std::string> families = {"",       "copy", "elementwise", "reduce", "softmax",
-                                               "gather", "blas", "host",        "solver"};
+                                               "gather", "blas", "host",        "solver", "sparse"};
     if (std::find(families.begin(), families.end(), only) == families.end())
-      CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, gather, blas, host or solver, "
+      CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, gather, blas, host, solver or sparse, "
                 << "got '" << only << "'";
     ParseShapes(SquareShapes(solver_sizes));
     if (!(budget > 0 && budget <= 10)) CUCTX_ERR << "--budget must be in (0, 10], got " << budget;
@@ -440,7 +473,7 @@ int main(int argc, char* argv[]) {
                 p.major, p.minor, p.multiprocessors, p.driver_version, p.runtime_version);
     Table table;
     for (const auto& s : shapes) {
-      if (only == "solver") break;
+      if (only == "solver" || only == "sparse") break;
       if (precision != "double") MatrixBench<float>(s.first, s.second, budget, &table).Run(only);
       if (precision != "float") MatrixBench<double>(s.first, s.second, budget, &table).Run(only);
     }
@@ -448,6 +481,12 @@ int main(int argc, char* argv[]) {
       for (const auto& s : ParseShapes(SquareShapes(solver_sizes))) {
         if (precision != "double") SolverBench<float>(s.first, budget, &table);
         if (precision != "float") SolverBench<double>(s.first, budget, &table);
+      }
+    }
+    if (only.empty() || only == "sparse") {
+      for (double density : {0.01, 0.1}) {
+        if (precision != "double") SparseBench<float>(4096, density, budget, &table);
+        if (precision != "float") SparseBench<double>(4096, density, budget, &table);
       }
     }
     table.Print(csv);
