@@ -41,14 +41,18 @@ class ScopedLogHandler {
   LogHandler previous_;
 };
 
-// One line for a message: newlines become "; ", and below --verbose=1 the " [in F at file:line]"
-// suffix of a cuctx::Error is dropped (it points into our sources, which users do not need).
+// One line for a message: newlines become "; ", and below --verbose=1 every " [in F at file:line]"
+// origin of a cuctx::Error is dropped (it points into our sources, which users do not need).
 std::string OneLine(const std::string& what) {
   std::string text = what;
-  if (GetVerboseLevel() < 1 && !text.empty() && text.back() == ']') {
-    size_t origin = text.rfind(" [in ");
-    if (origin != std::string::npos && text.find(" at ", origin) != std::string::npos)
-      text.erase(origin);
+  // A message may quote an inner error, so origins can appear mid-text too.
+  for (size_t origin = text.find(" [in "); GetVerboseLevel() < 1 && origin != std::string::npos;
+       origin = text.find(" [in ", origin)) {
+    size_t close = text.find(']', origin);
+    if (close != std::string::npos && text.find(" at ", origin) < close)
+      text.erase(origin, close + 1 - origin);
+    else
+      ++origin;
   }
   std::string out;
   for (char c : text) {
@@ -178,6 +182,7 @@ void ToolOutput::Close() {
 ToolInputBytes ReadAllInput(const std::string& rxfilename) {
   ToolInput in(rxfilename);
   ToolInputBytes out;
+  out.name = in.Name();
   out.binary = in.Binary();
   out.bytes.assign(std::istreambuf_iterator<char>(in.Stream()), std::istreambuf_iterator<char>());
   if (in.Stream().bad()) CUCTX_ERR << "error reading " << in.Name();

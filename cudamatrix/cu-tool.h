@@ -145,10 +145,34 @@ class ToolOutput {
   std::string name_;
 };
 
+// Reads a Kaldi object (anything with Read(std::istream&, bool binary): Matrix, Vector, ...) from
+// an rxfilename as ToolInput names it, in the mode the input's header gives. Throws cuctx::Error
+// if the input cannot be opened, or with Read's message prefixed by "reading <name>: " for
+// malformed data.
+template <class Object>
+void ReadKaldiObject(const std::string& rxfilename, Object* object) {
+  ToolInput in(rxfilename);
+  try {
+    object->Read(in.Stream(), in.Binary());
+  } catch (const Error& e) {
+    throw Error("reading " + in.Name() + ": " + e.what());
+  }
+}
+
+// Writes `object` (anything with Write(std::ostream&, bool binary) const) to a wxfilename as
+// ToolOutput names it, then closes the output; throws cuctx::Error if writing failed.
+template <class Object>
+void WriteKaldiObject(const Object& object, const std::string& wxfilename, bool binary) {
+  ToolOutput out(wxfilename, binary);
+  object.Write(out.Stream(), binary);
+  out.Close();
+}
+
 // Reads the whole of an input into memory: the binary flag from Kaldi's header, and the bytes
 // after it. Tools that must look at the object's token before parsing it (matrix-info) use this,
 // since standard input cannot seek back.
 struct ToolInputBytes {
+  std::string name;  // as ToolInput::Name()
   bool binary = false;
   std::string bytes;
 };
