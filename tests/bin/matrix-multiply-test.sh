@@ -23,10 +23,10 @@ run matrix-multiply --binary=false --transpose-a --transpose-b "$DATA/at32.txt" 
   "$TMP/c.txt"
 expect_same "(A^T)^T (B^T)^T with both transposed" "$TMP/c.txt" "$DATA/ab22.txt"
 run matrix-multiply --use-gpu=no "$DATA/a23.txt" "$DATA/b32.fm.bin" "$TMP/c.bin"
-run copy-matrix --binary=false "$TMP/c.bin" "$TMP/c2.txt"
-expect_same "binary output (the default) on the CPU" "$TMP/c2.txt" "$DATA/ab22.txt"
 grep -qE "on CPU \(--use-gpu=no\)" "$TMP/err" && pass "--use-gpu=no runs on the CPU" ||
   fail "--use-gpu=no: stderr does not say 'on CPU (--use-gpu=no)': $(cat "$TMP/err")"
+run copy-matrix --binary=false "$TMP/c.bin" "$TMP/c2.txt"
+expect_same "binary output (the default) on the CPU" "$TMP/c2.txt" "$DATA/ab22.txt"
 "$BIN/matrix-multiply" --print-args=false --use-gpu=no --binary=false "$DATA/a23.txt" - - \
   <"$DATA/b32.fm.bin" >"$TMP/p.txt" 2>/dev/null
 expect_same "B from stdin, C to stdout" "$TMP/p.txt" "$DATA/ab22.txt"
