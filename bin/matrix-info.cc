@@ -2,11 +2,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/io-funcs.h"
 #include "cudamatrix/cu-tool.h"
+#include "matrix/compressed-matrix.h"
 #include "matrix/matrix.h"
 
 #include <cmath>
 #include <cstdio>
-#include <sstream>
+#include <istream>
 #include <string>
 
 namespace {
@@ -21,19 +22,20 @@ const char* kUsage =
     "Exit status: 0 printed; 1 the input could not be read or is malformed; 2 usage error.\n";
 
 struct Storage {
+  bool binary;
   const char* precision;
   const char* compression;
 };
 
-// What the token of a binary matrix says about its storage. Unknown tokens are left to
-// Matrix::Read, which rejects them with a message naming the tokens it accepts.
-Storage StorageOf(const std::string& token, bool binary) {
-  if (!binary) return {"none (text)", "none"};
-  if (token == "DM") return {"double", "none"};
-  if (token == "CM") return {"float", "CM (one byte per value, per-column ranges)"};
-  if (token == "CM2") return {"float", "CM2 (two bytes per value)"};
-  if (token == "CM3") return {"float", "CM3 (one byte per value)"};
-  return {"float", "none"};
+Storage StorageOf(cuctx::CompressedMatrix::DataFormat format) {
+  switch (format) {
+    case cuctx::CompressedMatrix::kOneByteWithColHeaders:
+      return {true, "float", "CM (one byte per value, per-column ranges)"};
+    case cuctx::CompressedMatrix::kTwoByte:
+      return {true, "float", "CM2 (two bytes per value)"};
+    default:
+      return {true, "float", "CM3 (one byte per value)"};
+  }
 }
 
 void PrintValue(const char* name, bool any, double value) {
@@ -43,23 +45,33 @@ void PrintValue(const char* name, bool any, double value) {
     std::printf("%s: n/a\n", name);
 }
 
-int Info(const cuctx::ToolArgs& args) {
-  cuctx::ToolInputBytes input = cuctx::ReadAllInput(args.Arg(1));
-  std::istringstream is(input.bytes);
-  std::string token;
-  // Read in double, so that neither float nor double input loses anything in the statistics.
+// Reads the matrix in double, so that neither float nor double input loses anything in the
+// statistics, and notes how it was stored. Has the Read signature ReadKaldiObject expects.
+struct StoredMatrix {
   cuctx::Matrix<double> m;
-  try {
-    if (input.binary && !input.bytes.empty()) {
-      cuctx::ReadToken(is, true, &token);
-      is.clear();
-      is.seekg(0);
+  Storage storage{false, "none (text)", "none"};
+
+  void Read(std::istream& is, bool binary) {
+    const int first = binary ? cuctx::Peek(is, true) : -1;
+    if (first == 'C') {
+      // A compressed matrix names its own kind, which the matrix reader would hide.
+      cuctx::CompressedMatrix cm;
+      cm.Read(is, true);
+      m.Resize(cm.NumRows(), cm.NumCols(), cuctx::kUndefined);
+      cm.CopyToMat(&m);
+      storage = StorageOf(cm.Format());
+      return;
     }
-    m.Read(is, input.binary);
-  } catch (const cuctx::Error& e) {
-    throw cuctx::Error("reading " + input.name + ": " + e.what());
+    m.Read(is, binary);
+    if (binary) storage = {true, first == 'D' ? "double" : "float", "none"};
   }
-  const Storage storage = StorageOf(token, input.binary);
+};
+
+int Info(const cuctx::ToolArgs& args) {
+  StoredMatrix stored;
+  cuctx::ReadKaldiObject(args.Arg(1), &stored);
+  const cuctx::Matrix<double>& m = stored.m;
+  const Storage& storage = stored.storage;
 
   double min = INFINITY, max = -INFINITY, sum = 0.0;
   cuctx::int64 nan_count = 0, inf_count = 0, finite_or_inf = 0;
@@ -80,7 +92,7 @@ int Info(const cuctx::ToolArgs& args) {
   }
   const bool any = finite_or_inf > 0;
   std::printf("rows: %d\ncols: %d\n", m.NumRows(), m.NumCols());
-  std::printf("format: %s\n", input.binary ? "binary" : "text");
+  std::printf("format: %s\n", storage.binary ? "binary" : "text");
   std::printf("precision: %s\ncompression: %s\n", storage.precision, storage.compression);
   PrintValue("min", any, min);
   PrintValue("max", any, max);
