@@ -3,6 +3,7 @@
 bin_TOOLS      := cuda-gpu-available.cc
 
 # matrix tools
+bin_TOOLS += copy-matrix.cc copy-vector.cc matrix-info.cc matrix-multiply.cc cuda-compiled.cc
 
 # health check
 bin_TOOLS      += gpu-health-check.cc

@@ -6,9 +6,9 @@
 #include "cudamatrix/cu-device.h"
 
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
-#include <iterator>
 #include <new>
 #include <sstream>
 
@@ -21,10 +21,12 @@
 namespace cuctx {
 namespace {
 
-// The exception that escaped a tool already names its cause, and RunTool prints it; the log line
-// CUCTX_ERR writes before throwing would say the same thing a second time.
+// Every error-severity message in cuctx is logged just before an exception carrying the same text
+// is thrown (CUCTX_ERR, the CUDA status checks, the pinned allocator), and RunTool prints that
+// exception; logging it too would say the same thing twice. A failed CUCTX_ASSERT is the one
+// error that aborts instead, so it must still be printed.
 void ToolLogHandler(const LogMessageEnvelope& envelope, const char* message) {
-  if (envelope.severity == kLogError) return;
+  if (envelope.severity == kLogError && std::strncmp(message, "Assertion failed", 16) != 0) return;
   std::string line = FormatLogLine(envelope, message);
   std::fprintf(stderr, "%s\n", line.c_str());
 }
@@ -41,14 +43,18 @@ class ScopedLogHandler {
   LogHandler previous_;
 };
 
-// One line for a message: newlines become "; ", and below --verbose=1 the " [in F at file:line]"
-// suffix of a cuctx::Error is dropped (it points into our sources, which users do not need).
+// One line for a message: newlines become "; ", and below --verbose=1 every " [in F at file:line]"
+// origin of a cuctx::Error is dropped (it points into our sources, which users do not need).
 std::string OneLine(const std::string& what) {
   std::string text = what;
-  if (GetVerboseLevel() < 1 && !text.empty() && text.back() == ']') {
-    size_t origin = text.rfind(" [in ");
-    if (origin != std::string::npos && text.find(" at ", origin) != std::string::npos)
-      text.erase(origin);
+  // A message may quote an inner error, so origins can appear mid-text too.
+  for (size_t origin = text.find(" [in "); GetVerboseLevel() < 1 && origin != std::string::npos;
+       origin = text.find(" [in ", origin)) {
+    size_t close = text.find(']', origin);
+    if (close != std::string::npos && text.find(" at ", origin) < close)
+      text.erase(origin, close + 1 - origin);
+    else
+      ++origin;
   }
   std::string out;
   for (char c : text) {
@@ -173,15 +179,6 @@ void ToolOutput::Close() {
   os_->flush();
   if (file_.is_open()) file_.close();
   if (os_->fail()) CUCTX_ERR << "failed to write " << name_;
-}
-
-ToolInputBytes ReadAllInput(const std::string& rxfilename) {
-  ToolInput in(rxfilename);
-  ToolInputBytes out;
-  out.binary = in.Binary();
-  out.bytes.assign(std::istreambuf_iterator<char>(in.Stream()), std::istreambuf_iterator<char>());
-  if (in.Stream().bad()) CUCTX_ERR << "error reading " << in.Name();
-  return out;
 }
 
 void WaitForThreadStream() {

@@ -29,11 +29,13 @@
 //   exit 1            any other exception from the body (cuctx::Error, std::exception, a missing
 //                     file, malformed input): one line "<tool>: <message>" on stderr.
 //   otherwise         the body's return value.
-// Errors are printed once: the log line that CUCTX_ERR writes before throwing is suppressed while
-// RunTool runs (warnings and CUCTX_LOG lines still appear), and at --verbose=0 the exception's
-// "[in Function at file:line]" suffix is dropped (it is kept at --verbose >= 1). Nothing calls
-// exit() or abort(), so no stack trace is ever printed. At --verbose >= 1, RunTool ends with
-// CuDevice::PrintProfile().
+// Errors are printed once: while RunTool runs, the error-severity log line that CUCTX_ERR (and the
+// CUDA status checks) write before throwing is suppressed, since the exception carries the same
+// text (warnings, CUCTX_LOG lines and a failed CUCTX_ASSERT still print); and at --verbose=0 every
+// "[in Function at file:line]" origin in the exception's text is dropped (kept at --verbose >= 1).
+// RunTool never calls exit() or abort(), so a user error never ends in a stack trace or a core
+// dump (only a failed CUCTX_ASSERT, i.e. a bug in cuctx, aborts). At --verbose >= 1, RunTool
+// ends with CuDevice::PrintProfile().
 #ifndef CUCTX_CUDAMATRIX_CU_TOOL_H_
 #define CUCTX_CUDAMATRIX_CU_TOOL_H_
 
@@ -42,10 +44,7 @@
 
 #include <fstream>
 #include <functional>
-#include <iosfwd>
-#include <memory>
 #include <string>
-#include <vector>
 
 namespace cuctx {
 
@@ -145,14 +144,28 @@ class ToolOutput {
   std::string name_;
 };
 
-// Reads the whole of an input into memory: the binary flag from Kaldi's header, and the bytes
-// after it. Tools that must look at the object's token before parsing it (matrix-info) use this,
-// since standard input cannot seek back.
-struct ToolInputBytes {
-  bool binary = false;
-  std::string bytes;
-};
-ToolInputBytes ReadAllInput(const std::string& rxfilename);
+// Reads a Kaldi object (anything with Read(std::istream&, bool binary): Matrix, Vector, ...) from
+// an rxfilename as ToolInput names it, in the mode the input's header gives. Throws cuctx::Error
+// if the input cannot be opened, or with Read's message prefixed by "reading <name>: " for
+// malformed data.
+template <class Object>
+void ReadKaldiObject(const std::string& rxfilename, Object* object) {
+  ToolInput in(rxfilename);
+  try {
+    object->Read(in.Stream(), in.Binary());
+  } catch (const Error& e) {
+    throw Error("reading " + in.Name() + ": " + e.what());
+  }
+}
+
+// Writes `object` (anything with Write(std::ostream&, bool binary) const) to a wxfilename as
+// ToolOutput names it, then closes the output; throws cuctx::Error if writing failed.
+template <class Object>
+void WriteKaldiObject(const Object& object, const std::string& wxfilename, bool binary) {
+  ToolOutput out(wxfilename, binary);
+  object.Write(out.Stream(), binary);
+  out.Close();
+}
 
 // Blocks until this thread's stream (cudaStreamPerThread) has finished its queued GPU work, so
 // that a host timer covers it. No-op without a GPU. Throws cuctx::CudaError on an earlier
