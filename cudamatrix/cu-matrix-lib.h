@@ -7,6 +7,7 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-matrixdim.h"
+#include "cudamatrix/cu-sparse-matrix.h"
 #include "cudamatrix/cu-value.h"
 #include "cudamatrix/cu-vector.h"
 

@@ -25,5 +25,8 @@ cudamatrix_TESTS += cu-matrix-nnet-test.cc
 # random, packed and solver classes
 
 # sparse family
+cudamatrix_SRCS  += cu-sparse-matrix.cc
+cudamatrix_CU    += cu-kernels-sparse.cu
+cudamatrix_TESTS += cu-sparse-matrix-test.cc
 
 # health-check family
