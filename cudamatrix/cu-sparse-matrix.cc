@@ -149,9 +149,20 @@ void SpMM(cusparseOperation_t op_s, Real alpha, const CuSparseMatrix<Real>& S,
   DnMatDescr b(B, order), c(*C, order);
   const cusparseOperation_t op_b = CUSPARSE_OPERATION_NON_TRANSPOSE;
   size_t bytes = 0;
-  CUCTX_CUSPARSE_CHECK(cusparseSpMM_bufferSize(handle, op_s, op_b, &alpha, s.Get(), b.Get(),
-                                               &beta, c.Get(), CudaType<Real>(),
-                                               CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
+  const cusparseStatus_t status =
+      cusparseSpMM_bufferSize(handle, op_s, op_b, &alpha, s.Get(), b.Get(), &beta, c.Get(),
+                              CudaType<Real>(), CUSPARSE_SPMM_ALG_DEFAULT, &bytes);
+  if (status == CUSPARSE_STATUS_NOT_SUPPORTED && op_s == CUSPARSE_OPERATION_TRANSPOSE) {
+    // Should a cuSPARSE version not offer op(A) = A^T for this layout, multiply by an explicit
+    // transpose (csr2csc) instead.
+    CuSparseMatrix<Real> transposed;
+    transposed.CopyFromSmat(S, kTrans);
+    SpMM(CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, transposed, B, beta, C, order);
+    return;
+  }
+  if (status != CUSPARSE_STATUS_SUCCESS)
+    internal::ThrowStatus(internal::kCusparseLib, status, "cusparseSpMM_bufferSize", __func__,
+                          __FILE__, __LINE__);
   // The allocator hands this block out again only to work ordered after the SpMM on this stream.
   internal::ScopedStorage work(bytes);
   CUCTX_CUSPARSE_CHECK(cusparseSpMM(handle, op_s, op_b, &alpha, s.Get(), b.Get(), &beta, c.Get(),
@@ -235,31 +246,10 @@ void CuSparseMatrix<Real>::InitOneHot(const CuArray<int32>& indexes,
     rows.values_.Resize(nnz, kUndefined);
     LaunchOneHotFill(n, indexes.Data(), w, rows.row_offsets_.Data(), rows.col_indexes_.Data(),
                      rows.values_.Data(), internal::ThreadStream());
-    if (trans == kNoTrans) {
+    if (trans == kNoTrans)
       Swap(&rows);
-      return;
-    }
-    // The transpose: the CSC form of the n x dim matrix is the CSR form of its transpose, with
-    // the rows of each column in increasing order.
-    AllocateCsr(dim, n, nnz);
-    if (dim == 0) return;
-    if (nnz == 0) {
-      row_offsets_.SetZero();
-      return;
-    }
-    cusparseHandle_t handle = GetCusparseHandle();
-    size_t bytes = 0;
-    CUCTX_CUSPARSE_CHECK(cusparseCsr2cscEx2_bufferSize(
-        handle, n, dim, nnz, rows.values_.Data(), rows.row_offsets_.Data(),
-        rows.col_indexes_.Data(), values_.Data(), row_offsets_.Data(), col_indexes_.Data(),
-        CudaType<Real>(), CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO,
-        CUSPARSE_CSR2CSC_ALG_DEFAULT, &bytes));
-    internal::ScopedStorage work(bytes);
-    CUCTX_CUSPARSE_CHECK(cusparseCsr2cscEx2(
-        handle, n, dim, nnz, rows.values_.Data(), rows.row_offsets_.Data(),
-        rows.col_indexes_.Data(), values_.Data(), row_offsets_.Data(), col_indexes_.Data(),
-        CudaType<Real>(), CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO,
-        CUSPARSE_CSR2CSC_ALG_DEFAULT, work.Data()));
+    else
+      CopyFromSmat(rows, kTrans);
     return;
   }
 #endif
@@ -304,6 +294,50 @@ void CuSparseMatrix<Real>::CopyFromSmat(const SparseMatrix<OtherReal>& smat) {
   }
 #endif
   host_.CopyFromSmat(smat);
+  ShapeFromHost();
+}
+
+template <typename Real>
+void CuSparseMatrix<Real>::CopyFromSmat(const CuSparseMatrix<Real>& other,
+                                        MatrixTransposeType trans) {
+  if (&other == this && trans == kNoTrans) return;
+#if CUCTX_HAVE_CUDA
+  if (internal::StorageOnDevice()) {
+    CuSparseMatrix<Real> out;
+    if (trans == kNoTrans) {
+      out.AllocateCsr(other.num_rows_, other.num_cols_, other.nnz_);
+      out.row_offsets_.CopyFromArray(other.row_offsets_);
+      out.col_indexes_.CopyFromArray(other.col_indexes_);
+      out.values_.CopyFromVec(other.values_);
+      Swap(&out);
+      return;
+    }
+    // The CSC form of a matrix is the CSR form of its transpose, the rows of each column in
+    // increasing order.
+    out.AllocateCsr(other.num_cols_, other.num_rows_, other.nnz_);
+    if (out.num_rows_ > 0 && out.nnz_ == 0) out.row_offsets_.SetZero();
+    if (out.nnz_ > 0) {
+      cusparseHandle_t handle = GetCusparseHandle();
+      size_t bytes = 0;
+      CUCTX_CUSPARSE_CHECK(cusparseCsr2cscEx2_bufferSize(
+          handle, other.num_rows_, other.num_cols_, other.nnz_, other.values_.Data(),
+          other.row_offsets_.Data(), other.col_indexes_.Data(), out.values_.Data(),
+          out.row_offsets_.Data(), out.col_indexes_.Data(), CudaType<Real>(),
+          CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG_DEFAULT, &bytes));
+      internal::ScopedStorage work(bytes);
+      CUCTX_CUSPARSE_CHECK(cusparseCsr2cscEx2(
+          handle, other.num_rows_, other.num_cols_, other.nnz_, other.values_.Data(),
+          other.row_offsets_.Data(), other.col_indexes_.Data(), out.values_.Data(),
+          out.row_offsets_.Data(), out.col_indexes_.Data(), CudaType<Real>(),
+          CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG_DEFAULT,
+          work.Data()));
+    }
+    Swap(&out);
+    return;
+  }
+#endif
+  SparseMatrix<Real> h(other.host_, trans);
+  host_.Swap(&h);
   ShapeFromHost();
 }
 

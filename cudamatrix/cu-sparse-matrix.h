@@ -82,6 +82,9 @@ class CuSparseMatrix {
   // this = smat, converting the precision. GPU: CSR built on the host and uploaded.
   template <typename OtherReal>
   void CopyFromSmat(const SparseMatrix<OtherReal>& smat);
+  // this = other (kNoTrans) or other^T (kTrans); other may be this matrix. GPU: device copies,
+  // or cusparseCsr2cscEx2 for the transpose (deterministic); asynchronous.
+  void CopyFromSmat(const CuSparseMatrix<Real>& other, MatrixTransposeType trans = kNoTrans);
 
   // this = the rows row_indexes[i] of input, in that order (each 0 <= row_indexes[i] <
   // input.NumRows(), else throws naming the entry); the result has input.NumCols() columns (0

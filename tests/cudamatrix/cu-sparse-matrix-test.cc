@@ -142,6 +142,29 @@ TYPED_TEST(CuSparseMatrixTest, CopyToMatMatchesCpuIntoStridedViews) {
   });
 }
 
+TYPED_TEST(CuSparseMatrixTest, CopyFromCuSmatCopiesAndTransposes) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  ForEachSparse([&](const test::Shape& s, double density) {
+    SparseMatrix<Real> smat = RandomSparse<Real>(s.rows, s.cols, density, &rng);
+    CuSparseMatrix<Real> cu(smat);
+    for (MatrixTransposeType t : {kNoTrans, kTrans}) {
+      SparseMatrix<Real> expected(smat, t);
+      CuSparseMatrix<Real> got;
+      got.CopyFromSmat(cu, t);
+      EXPECT_EQ(got.NumRows(), expected.NumRows());
+      EXPECT_EQ(got.NumCols(), expected.NumCols());
+      EXPECT_EQ(got.NumElements(), expected.NumElements());
+      EXPECT_TRUE(test::SameElements(Dense(got),
+                                     Dense(expected, expected.NumRows(), expected.NumCols())));
+      // In place.
+      CuSparseMatrix<Real> self(smat);
+      self.CopyFromSmat(self, t);
+      EXPECT_TRUE(test::SameElements(Dense(self), Dense(got)));
+    }
+  });
+}
+
 TYPED_TEST(CuSparseMatrixTest, SumAndFrobeniusNormMatchCpu) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng();
