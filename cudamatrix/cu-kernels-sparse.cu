@@ -5,8 +5,9 @@
 #include "cudamatrix/cu-kernels.h"
 #include "cudamatrix/cu-matrixdim.h"
 
-#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
+
+#include <cub/device/device_scan.cuh>
 
 namespace cuctx {
 namespace {
@@ -141,9 +142,8 @@ void OneHotFill(int32_t n, const int32_t* d_indexes, const Real* d_weights,
 
 template <typename Real>
 void SelectRowsCopy(int32_t n, const int32_t* d_rows, const int32_t* d_in_offsets,
-                    const int32_t* d_in_cols, const Real* d_in_values,
-                    const int32_t* d_out_offsets, int32_t* d_out_cols, Real* d_out_values,
-                    CuStream stream) {
+                    const int32_t* d_in_cols, const Real* d_in_values, const int32_t* d_out_offsets,
+                    int32_t* d_out_cols, Real* d_out_values, CuStream stream) {
   if (n == 0) return;
   SelectRowsCopyKernel<<<BlocksFor(n, kWarpsPerBlock), kThreads, 0, stream>>>(
       n, d_rows, d_in_offsets, d_in_cols, d_in_values, d_out_offsets, d_out_cols, d_out_values);
@@ -224,8 +224,8 @@ void LaunchSelectRowsCopy(int32_t n, const int32_t* d_rows, const int32_t* d_in_
 }
 void LaunchSelectRowsCopy(int32_t n, const int32_t* d_rows, const int32_t* d_in_offsets,
                           const int32_t* d_in_cols, const double* d_in_values,
-                          const int32_t* d_out_offsets, int32_t* d_out_cols,
-                          double* d_out_values, CuStream stream) {
+                          const int32_t* d_out_offsets, int32_t* d_out_cols, double* d_out_values,
+                          CuStream stream) {
   SelectRowsCopy(n, d_rows, d_in_offsets, d_in_cols, d_in_values, d_out_offsets, d_out_cols,
                  d_out_values, stream);
 }
@@ -241,13 +241,13 @@ void LaunchCsrScatter(int32_t rows, const int32_t* d_offsets, const int32_t* d_c
   CsrScatter(rows, d_offsets, d_cols, d_values, trans, alpha, add, dst_dim, dst, stream);
 }
 void LaunchCsrScatter(int32_t rows, const int32_t* d_offsets, const int32_t* d_cols,
-                      const double* d_values, bool trans, double alpha, bool add,
-                      MatrixDim dst_dim, float* dst, CuStream stream) {
+                      const double* d_values, bool trans, double alpha, bool add, MatrixDim dst_dim,
+                      float* dst, CuStream stream) {
   CsrScatter(rows, d_offsets, d_cols, d_values, trans, alpha, add, dst_dim, dst, stream);
 }
 void LaunchCsrScatter(int32_t rows, const int32_t* d_offsets, const int32_t* d_cols,
-                      const double* d_values, bool trans, double alpha, bool add,
-                      MatrixDim dst_dim, double* dst, CuStream stream) {
+                      const double* d_values, bool trans, double alpha, bool add, MatrixDim dst_dim,
+                      double* dst, CuStream stream) {
   CsrScatter(rows, d_offsets, d_cols, d_values, trans, alpha, add, dst_dim, dst, stream);
 }
 

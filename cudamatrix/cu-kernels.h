@@ -176,8 +176,7 @@ void LaunchOneHotCounts(int32_t n, const int32_t* d_indexes, const double* d_wei
 void LaunchOneHotFill(int32_t n, const int32_t* d_indexes, const float* d_weights,
                       const int32_t* d_offsets, int32_t* d_cols, float* d_values, CuStream stream);
 void LaunchOneHotFill(int32_t n, const int32_t* d_indexes, const double* d_weights,
-                      const int32_t* d_offsets, int32_t* d_cols, double* d_values,
-                      CuStream stream);
+                      const int32_t* d_offsets, int32_t* d_cols, double* d_values, CuStream stream);
 
 // Row selection, step 1: d_counts[i] = the length of input row d_rows[i] for i < n, d_counts[n] =
 // 0. An entry outside [0, in_rows) counts 0 and lowers *d_bad (set to n) to the smallest such i.
@@ -191,8 +190,8 @@ void LaunchSelectRowsCopy(int32_t n, const int32_t* d_rows, const int32_t* d_in_
                           CuStream stream);
 void LaunchSelectRowsCopy(int32_t n, const int32_t* d_rows, const int32_t* d_in_offsets,
                           const int32_t* d_in_cols, const double* d_in_values,
-                          const int32_t* d_out_offsets, int32_t* d_out_cols,
-                          double* d_out_values, CuStream stream);
+                          const int32_t* d_out_offsets, int32_t* d_out_cols, double* d_out_values,
+                          CuStream stream);
 
 // For every stored element (r, c, v): dst(r, c) (dst(c, r) when `trans`) = alpha * v, or += alpha
 // * v when `add`, converting to the destination type; other elements are untouched. One warp per
@@ -204,11 +203,11 @@ void LaunchCsrScatter(int32_t rows, const int32_t* d_offsets, const int32_t* d_c
                       const float* d_values, bool trans, float alpha, bool add, MatrixDim dst_dim,
                       double* dst, CuStream stream);
 void LaunchCsrScatter(int32_t rows, const int32_t* d_offsets, const int32_t* d_cols,
-                      const double* d_values, bool trans, double alpha, bool add,
-                      MatrixDim dst_dim, float* dst, CuStream stream);
+                      const double* d_values, bool trans, double alpha, bool add, MatrixDim dst_dim,
+                      float* dst, CuStream stream);
 void LaunchCsrScatter(int32_t rows, const int32_t* d_offsets, const int32_t* d_cols,
-                      const double* d_values, bool trans, double alpha, bool add,
-                      MatrixDim dst_dim, double* dst, CuStream stream);
+                      const double* d_values, bool trans, double alpha, bool add, MatrixDim dst_dim,
+                      double* dst, CuStream stream);
 
 // d_prod[k] = v * a(r, c) (same_shape) or v * a(c, r) for the k-th stored element (r, c, v); the
 // terms of a trace tr(A op(B)) whose sum LaunchSum then takes.

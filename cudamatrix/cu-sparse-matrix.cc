@@ -94,10 +94,10 @@ class SpMatDescr {
  public:
   template <typename Real>
   explicit SpMatDescr(const CuSparseMatrix<Real>& S) {
-    CUCTX_CUSPARSE_CHECK(cusparseCreateConstCsr(
-        &d_, S.NumRows(), S.NumCols(), S.NumElements(), S.CsrRowOffsets(), S.CsrColIndexes(),
-        S.CsrValues(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-        CudaType<Real>()));
+    CUCTX_CUSPARSE_CHECK(cusparseCreateConstCsr(&d_, S.NumRows(), S.NumCols(), S.NumElements(),
+                                                S.CsrRowOffsets(), S.CsrColIndexes(), S.CsrValues(),
+                                                CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                                CUSPARSE_INDEX_BASE_ZERO, CudaType<Real>()));
   }
   ~SpMatDescr() {
     const cusparseStatus_t s = cusparseDestroySpMat(d_);
@@ -235,7 +235,8 @@ void CuSparseMatrix<Real>::InitOneHot(const CuArray<int32>& indexes,
                         internal::ThreadStream());
     bad = ReadDeviceInt(static_cast<const int32*>(d_bad.Data()));
     if (bad < n) {
-      CUCTX_ERR << "CuSparseMatrix: indexes[" << bad << "] = " << ReadDeviceInt(indexes.Data() + bad)
+      CUCTX_ERR << "CuSparseMatrix: indexes[" << bad
+                << "] = " << ReadDeviceInt(indexes.Data() + bad)
                 << " is out of range for dimension " << dim;
     }
     const int32 nnz = ReadDeviceInt(rows.row_offsets_.Data() + n);
@@ -325,12 +326,12 @@ void CuSparseMatrix<Real>::CopyFromSmat(const CuSparseMatrix<Real>& other,
           out.row_offsets_.Data(), out.col_indexes_.Data(), CudaType<Real>(),
           CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG_DEFAULT, &bytes));
       internal::ScopedStorage work(bytes);
-      CUCTX_CUSPARSE_CHECK(cusparseCsr2cscEx2(
-          handle, other.num_rows_, other.num_cols_, other.nnz_, other.values_.Data(),
-          other.row_offsets_.Data(), other.col_indexes_.Data(), out.values_.Data(),
-          out.row_offsets_.Data(), out.col_indexes_.Data(), CudaType<Real>(),
-          CUSPARSE_ACTION_NUMERIC, CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG_DEFAULT,
-          work.Data()));
+      CUCTX_CUSPARSE_CHECK(
+          cusparseCsr2cscEx2(handle, other.num_rows_, other.num_cols_, other.nnz_,
+                             other.values_.Data(), other.row_offsets_.Data(),
+                             other.col_indexes_.Data(), out.values_.Data(), out.row_offsets_.Data(),
+                             out.col_indexes_.Data(), CudaType<Real>(), CUSPARSE_ACTION_NUMERIC,
+                             CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG_DEFAULT, work.Data()));
     }
     Swap(&out);
     return;
@@ -609,21 +610,21 @@ Real TraceMatSmat(const CuMatrixBase<Real>& A, const CuSparseMatrix<Real>& B,
   return TraceMatSmat(HostView(A), B.HostMatrix(), trans);
 }
 
-#define CUCTX_INSTANTIATE_CU_SPARSE_(R)                                                        \
-  template class CuSparseMatrix<R>;                                                            \
-  template CuSparseMatrix<R>::CuSparseMatrix(const SparseMatrix<float>&);                      \
-  template CuSparseMatrix<R>::CuSparseMatrix(const SparseMatrix<double>&);                     \
-  template void CuSparseMatrix<R>::CopyToMat(CuMatrixBase<float>*, MatrixTransposeType) const; \
-  template void CuSparseMatrix<R>::CopyToMat(CuMatrixBase<double>*, MatrixTransposeType) const; \
-  template void CuSparseMatrix<R>::CopyToSmat(SparseMatrix<float>*) const;                     \
-  template void CuSparseMatrix<R>::CopyToSmat(SparseMatrix<double>*) const;                    \
-  template void CuSparseMatrix<R>::CopyFromSmat(const SparseMatrix<float>&);                   \
-  template void CuSparseMatrix<R>::CopyFromSmat(const SparseMatrix<double>&);                  \
-  template void CuMatrixBase<R>::AddSmat(R, const CuSparseMatrix<R>&, MatrixTransposeType);    \
-  template void CuMatrixBase<R>::AddSmatMat(R, const CuSparseMatrix<R>&, MatrixTransposeType,  \
-                                            const CuMatrixBase<R>&, R);                        \
+#define CUCTX_INSTANTIATE_CU_SPARSE_(R)                                                          \
+  template class CuSparseMatrix<R>;                                                              \
+  template CuSparseMatrix<R>::CuSparseMatrix(const SparseMatrix<float>&);                        \
+  template CuSparseMatrix<R>::CuSparseMatrix(const SparseMatrix<double>&);                       \
+  template void CuSparseMatrix<R>::CopyToMat(CuMatrixBase<float>*, MatrixTransposeType) const;   \
+  template void CuSparseMatrix<R>::CopyToMat(CuMatrixBase<double>*, MatrixTransposeType) const;  \
+  template void CuSparseMatrix<R>::CopyToSmat(SparseMatrix<float>*) const;                       \
+  template void CuSparseMatrix<R>::CopyToSmat(SparseMatrix<double>*) const;                      \
+  template void CuSparseMatrix<R>::CopyFromSmat(const SparseMatrix<float>&);                     \
+  template void CuSparseMatrix<R>::CopyFromSmat(const SparseMatrix<double>&);                    \
+  template void CuMatrixBase<R>::AddSmat(R, const CuSparseMatrix<R>&, MatrixTransposeType);      \
+  template void CuMatrixBase<R>::AddSmatMat(R, const CuSparseMatrix<R>&, MatrixTransposeType,    \
+                                            const CuMatrixBase<R>&, R);                          \
   template void CuMatrixBase<R>::AddMatSmat(R, const CuMatrixBase<R>&, const CuSparseMatrix<R>&, \
-                                            MatrixTransposeType, R);                           \
+                                            MatrixTransposeType, R);                             \
   template R TraceMatSmat(const CuMatrixBase<R>&, const CuSparseMatrix<R>&, MatrixTransposeType);
 CUCTX_INSTANTIATE_CU_SPARSE_(float)
 CUCTX_INSTANTIATE_CU_SPARSE_(double)

@@ -80,8 +80,8 @@ void ForEachSparse(F f) {
 struct ProductShape {
   int m, k, n;
 };
-const std::vector<ProductShape> kProductShapes = {
-    {0, 3, 4}, {1, 1, 1}, {17, 33, 5}, {33, 17, 40}, {3, 0, 5}, {4, 6, 0}};
+const std::vector<ProductShape> kProductShapes = {{0, 3, 4},    {1, 1, 1}, {17, 33, 5},
+                                                  {33, 17, 40}, {3, 0, 5}, {4, 6, 0}};
 
 // Sums of up to 40 products: the float tolerance is scaled for the accumulated rounding.
 template <typename Real>
@@ -155,8 +155,8 @@ TYPED_TEST(CuSparseMatrixTest, CopyFromCuSmatCopiesAndTransposes) {
       EXPECT_EQ(got.NumRows(), expected.NumRows());
       EXPECT_EQ(got.NumCols(), expected.NumCols());
       EXPECT_EQ(got.NumElements(), expected.NumElements());
-      EXPECT_TRUE(test::SameElements(Dense(got),
-                                     Dense(expected, expected.NumRows(), expected.NumCols())));
+      EXPECT_TRUE(
+          test::SameElements(Dense(got), Dense(expected, expected.NumRows(), expected.NumCols())));
       // In place.
       CuSparseMatrix<Real> self(smat);
       self.CopyFromSmat(self, t);
@@ -173,7 +173,8 @@ TYPED_TEST(CuSparseMatrixTest, SumAndFrobeniusNormMatchCpu) {
     CuSparseMatrix<Real> cu(smat);
     // Sums of up to 771 values accumulated in Real on the GPU (double on the CPU).
     EXPECT_NEAR(cu.Sum(), smat.Sum(), 1000 * test::Tol<Real>() * (1 + std::abs(smat.Sum())));
-    EXPECT_TRUE(test::ScalarNear(cu.FrobeniusNorm(), smat.FrobeniusNorm(), 100 * test::Tol<Real>()));
+    EXPECT_TRUE(
+        test::ScalarNear(cu.FrobeniusNorm(), smat.FrobeniusNorm(), 100 * test::Tol<Real>()));
   });
 }
 
@@ -183,8 +184,9 @@ TYPED_TEST(CuSparseMatrixTest, OneHotRowsMatchCpu) {
   for (int n : {0, 1, 17, 300}) {
     for (int dim : {0, 1, 9}) {
       // dim 0 allows only -1 entries.
-      std::vector<int32> idx = dim == 0 ? std::vector<int32>(n, -1)
-                                        : test::RandomIndices(n, dim, /*allow_minus_one=*/true, &rng);
+      std::vector<int32> idx = dim == 0
+                                   ? std::vector<int32>(n, -1)
+                                   : test::RandomIndices(n, dim, /*allow_minus_one=*/true, &rng);
       Vector<Real> weights = test::RandomVector<Real>(n, &rng);
       if (n > 1) weights(1) = 0;  // a zero weight gives an empty row, as on the CPU
       for (MatrixTransposeType t : {kNoTrans, kTrans}) {
@@ -227,8 +229,8 @@ TYPED_TEST(CuSparseMatrixTest, SelectRowsMatchesCpu) {
       EXPECT_EQ(got.NumRows(), expected.NumRows());
       EXPECT_EQ(got.NumCols(), expected.NumCols());
       EXPECT_EQ(got.NumElements(), expected.NumElements());
-      EXPECT_TRUE(test::SameElements(Dense(got),
-                                     Dense(expected, expected.NumRows(), expected.NumCols())));
+      EXPECT_TRUE(
+          test::SameElements(Dense(got), Dense(expected, expected.NumRows(), expected.NumCols())));
     }
   });
 }
@@ -261,8 +263,7 @@ TYPED_TEST(CuSparseMatrixTest, WriteMatchesCpuAndReadRoundTrips) {
       back.Read(in, binary);
       EXPECT_EQ(back.NumElements(), smat.NumElements());
       // Text keeps the printed precision only.
-      EXPECT_TRUE(test::ExpectNear(Dense(back), Dense(smat, s.rows, s.cols),
-                                   binary ? 0.0 : 1e-5));
+      EXPECT_TRUE(test::ExpectNear(Dense(back), Dense(smat, s.rows, s.cols), binary ? 0.0 : 1e-5));
     }
   }
 }
@@ -293,9 +294,9 @@ TYPED_TEST(CuSparseMatrixTest, AddSmatMatMatchesCpu) {
     for (double density : kDensities) {
       for (MatrixTransposeType t : {kNoTrans, kTrans}) {
         for (Real beta : {Real(0), Real(0.5)}) {
-          SCOPED_TRACE(::testing::Message() << "m " << p.m << " k " << p.k << " n " << p.n
-                                            << " density " << density << " trans " << t
-                                            << " beta " << beta);
+          SCOPED_TRACE(::testing::Message()
+                       << "m " << p.m << " k " << p.k << " n " << p.n << " density " << density
+                       << " trans " << t << " beta " << beta);
           const int ar = t == kNoTrans ? p.m : p.k, ac = t == kNoTrans ? p.k : p.m;
           SparseMatrix<Real> smat = RandomSparse<Real>(ar, ac, density, &rng);
           CuSparseMatrix<Real> A(smat);
@@ -319,9 +320,9 @@ TYPED_TEST(CuSparseMatrixTest, AddMatSmatMatchesCpu) {
     for (double density : kDensities) {
       for (MatrixTransposeType t : {kNoTrans, kTrans}) {
         for (Real beta : {Real(0), Real(0.5)}) {
-          SCOPED_TRACE(::testing::Message() << "m " << p.m << " k " << p.k << " n " << p.n
-                                            << " density " << density << " trans " << t
-                                            << " beta " << beta);
+          SCOPED_TRACE(::testing::Message()
+                       << "m " << p.m << " k " << p.k << " n " << p.n << " density " << density
+                       << " trans " << t << " beta " << beta);
           // this (m x n) = A (m x k) op(B), op(B) k x n.
           const int br = t == kNoTrans ? p.k : p.n, bc = t == kNoTrans ? p.n : p.k;
           SparseMatrix<Real> smat = RandomSparse<Real>(br, bc, density, &rng);
@@ -402,9 +403,12 @@ TYPED_TEST(CuSparseMatrixTest, MisuseThrowsNamingShapesAndIndexes) {
                               "4 indexes but 3 weights");
   CuSparseMatrix<Real> out;
   test::ExpectErrorContaining(
-      [&] { out.SelectRows(CuArray<int32>(std::vector<int32>{0, 3}), A); }, "row_indexes[1] = 3");
-  test::ExpectErrorContaining(
-      [&] { out.SelectRows(CuArray<int32>(std::vector<int32>{-1}), A); }, "row_indexes[0] = -1");
+      [&] {
+        out.SelectRows(CuArray<int32>(std::vector<int32>{0, 3}), A);
+      },
+      "row_indexes[1] = 3");
+  test::ExpectErrorContaining([&] { out.SelectRows(CuArray<int32>(std::vector<int32>{-1}), A); },
+                              "row_indexes[0] = -1");
   test::ExpectErrorContaining([&] { A.SelectRows(CuArray<int32>(std::vector<int32>{0}), A); },
                               "must not be *this");
   // Bad stream.
