@@ -100,6 +100,7 @@ class SpMatDescr {
                                                 CUSPARSE_INDEX_BASE_ZERO, CudaType<Real>()));
   }
   ~SpMatDescr() {
+    if (d_ == nullptr) return;
     const cusparseStatus_t s = cusparseDestroySpMat(d_);
     if (s != CUSPARSE_STATUS_SUCCESS)
       internal::WarnStatus(internal::kCusparseLib, s, "cusparseDestroySpMat", __func__, __FILE__,
@@ -126,6 +127,7 @@ class DnMatDescr {
                                              const_cast<Real*>(M.Data()), CudaType<Real>(), order));
   }
   ~DnMatDescr() {
+    if (d_ == nullptr) return;
     const cusparseStatus_t s = cusparseDestroyDnMat(d_);
     if (s != CUSPARSE_STATUS_SUCCESS)
       internal::WarnStatus(internal::kCusparseLib, s, "cusparseDestroyDnMat", __func__, __FILE__,

@@ -76,7 +76,9 @@ class CuSparseMatrix {
   // asynchronous.
   template <typename OtherReal>
   void CopyToMat(CuMatrixBase<OtherReal>* M, MatrixTransposeType trans = kNoTrans) const;
-  // *smat = this (converting the precision); waits for the copies.
+  // *smat = this (converting the precision); waits for the copies. In GPU mode the rows are
+  // rebuilt through SparseVector's pair constructor, so explicitly stored zeros (possible only
+  // in a matrix read from a stream) are dropped.
   template <typename OtherReal>
   void CopyToSmat(SparseMatrix<OtherReal>* smat) const;
   // this = smat, converting the precision. GPU: CSR built on the host and uploaded.
