@@ -464,6 +464,69 @@ void LaunchPackedAddVec2(int32_t n, double alpha, const double* v, double* packe
 // ---- end of random, packed and solver helpers ---------------------------------------------------
 
 // ---- sparse family (cu-kernels-sparse.cu) -------------------------------------------------------
+// CSR operands: `rows` rows, zero-based int32 offsets d_offsets[0..rows] into the column indexes
+// d_cols and values d_values; the columns of a row are distinct.
+
+// Bytes of device scratch LaunchExclusiveScan needs for n elements (a CUB size query; no launch).
+size_t SparseScanWorkspaceBytes(int32_t n);
+// d_out[i] = d_in[0] + ... + d_in[i - 1] for i < n (d_out[0] = 0). d_in and d_out must not
+// overlap; d_work holds work_bytes >= SparseScanWorkspaceBytes(n) bytes.
+void LaunchExclusiveScan(const int32_t* d_in, int32_t n, int32_t* d_out, void* d_work,
+                         size_t work_bytes, CuStream stream);
+
+// One-hot rows, step 1: d_counts[i] = 1 where d_indexes[i] >= 0 and (no weights or
+// d_weights[i] != 0), else 0, for i < n; d_counts[n] = 0. An entry with d_indexes[i] >= dim
+// counts 0 and lowers *d_bad (set to n by the caller) to the smallest such i.
+void LaunchOneHotCounts(int32_t n, const int32_t* d_indexes, const float* d_weights, int32_t dim,
+                        int32_t* d_counts, int32_t* d_bad, CuStream stream);
+void LaunchOneHotCounts(int32_t n, const int32_t* d_indexes, const double* d_weights, int32_t dim,
+                        int32_t* d_counts, int32_t* d_bad, CuStream stream);
+// Step 2, given the scanned counts d_offsets (n + 1 entries): row i's element, if it has one, is
+// column d_indexes[i] with value d_weights[i] (1 without weights).
+void LaunchOneHotFill(int32_t n, const int32_t* d_indexes, const float* d_weights,
+                      const int32_t* d_offsets, int32_t* d_cols, float* d_values, CuStream stream);
+void LaunchOneHotFill(int32_t n, const int32_t* d_indexes, const double* d_weights,
+                      const int32_t* d_offsets, int32_t* d_cols, double* d_values, CuStream stream);
+
+// Row selection, step 1: d_counts[i] = the length of input row d_rows[i] for i < n, d_counts[n] =
+// 0. An entry outside [0, in_rows) counts 0 and lowers *d_bad (set to n) to the smallest such i.
+void LaunchSelectRowsCounts(int32_t n, const int32_t* d_rows, int32_t in_rows,
+                            const int32_t* d_in_offsets, int32_t* d_counts, int32_t* d_bad,
+                            CuStream stream);
+// Step 2: output row i (offsets d_out_offsets) = input row d_rows[i]; one warp per row.
+void LaunchSelectRowsCopy(int32_t n, const int32_t* d_rows, const int32_t* d_in_offsets,
+                          const int32_t* d_in_cols, const float* d_in_values,
+                          const int32_t* d_out_offsets, int32_t* d_out_cols, float* d_out_values,
+                          CuStream stream);
+void LaunchSelectRowsCopy(int32_t n, const int32_t* d_rows, const int32_t* d_in_offsets,
+                          const int32_t* d_in_cols, const double* d_in_values,
+                          const int32_t* d_out_offsets, int32_t* d_out_cols, double* d_out_values,
+                          CuStream stream);
+
+// For every stored element (r, c, v): dst(r, c) (dst(c, r) when `trans`) = alpha * v, or += alpha
+// * v when `add`, converting to the destination type; other elements are untouched. One warp per
+// row; each element has its own destination, so no atomics.
+void LaunchCsrScatter(int32_t rows, const int32_t* d_offsets, const int32_t* d_cols,
+                      const float* d_values, bool trans, float alpha, bool add, MatrixDim dst_dim,
+                      float* dst, CuStream stream);
+void LaunchCsrScatter(int32_t rows, const int32_t* d_offsets, const int32_t* d_cols,
+                      const float* d_values, bool trans, float alpha, bool add, MatrixDim dst_dim,
+                      double* dst, CuStream stream);
+void LaunchCsrScatter(int32_t rows, const int32_t* d_offsets, const int32_t* d_cols,
+                      const double* d_values, bool trans, double alpha, bool add, MatrixDim dst_dim,
+                      float* dst, CuStream stream);
+void LaunchCsrScatter(int32_t rows, const int32_t* d_offsets, const int32_t* d_cols,
+                      const double* d_values, bool trans, double alpha, bool add, MatrixDim dst_dim,
+                      double* dst, CuStream stream);
+
+// d_prod[k] = v * a(r, c) (same_shape) or v * a(c, r) for the k-th stored element (r, c, v); the
+// terms of a trace tr(A op(B)) whose sum LaunchSum then takes.
+void LaunchCsrTraceTerms(int32_t rows, const int32_t* d_offsets, const int32_t* d_cols,
+                         const float* d_values, MatrixDim a_dim, const float* a, bool same_shape,
+                         float* d_prod, CuStream stream);
+void LaunchCsrTraceTerms(int32_t rows, const int32_t* d_offsets, const int32_t* d_cols,
+                         const double* d_values, MatrixDim a_dim, const double* a, bool same_shape,
+                         double* d_prod, CuStream stream);
 // ---- end of sparse family -----------------------------------------------------------------------
 
 // ---- health-check family (cu-kernels-health.cu) -------------------------------------------------

@@ -11,6 +11,7 @@
 #include "cudamatrix/cu-packed-matrix.h"
 #include "cudamatrix/cu-rand.h"
 #include "cudamatrix/cu-sp-matrix.h"
+#include "cudamatrix/cu-sparse-matrix.h"
 #include "cudamatrix/cu-tp-matrix.h"
 #include "cudamatrix/cu-value.h"
 #include "cudamatrix/cu-vector.h"

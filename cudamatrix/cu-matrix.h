@@ -26,6 +26,8 @@ template <typename Real>
 class CuSpMatrix;  // CopyFromSp source (cudamatrix/cu-sp-matrix.h)
 template <typename Real>
 class CuTpMatrix;  // CopyFromTp source (cudamatrix/cu-tp-matrix.h)
+template <typename Real>
+class CuSparseMatrix;  // operand of the sparse products (cudamatrix/cu-sparse-matrix.h)
 
 // A row-major NumRows() x NumCols() matrix of Real (float or double) whose row r starts
 // Stride() elements after row r - 1 (Stride() >= NumCols()).
@@ -435,6 +437,20 @@ class CuMatrixBase {
   // ---- end of random fills, packed copies and solvers -------------------------------------------
 
   // ---- sparse products (cu-sparse-matrix.cc) ----------------------------------------------------
+  // GPU: cuSPARSE's generic API (cusparseSpMM on CSR, ALG_DEFAULT) on this thread's handle, bound
+  // to cudaStreamPerThread, with its workspace from the caching allocator; asynchronous. Shape
+  // mismatches throw cuctx::Error naming the shapes, in both modes. beta == 0 overwrites this
+  // matrix (NaNs in it do not survive), as for AddMatMat.
+
+  // this += alpha * op(A), op(A) of this shape. GPU: one scatter kernel (each stored element
+  // updates its own entry, so no atomics).
+  void AddSmat(Real alpha, const CuSparseMatrix<Real>& A, MatrixTransposeType trans = kNoTrans);
+  // this = beta * this + alpha * op(A) B (A sparse, B dense; B must not overlap this matrix).
+  void AddSmatMat(Real alpha, const CuSparseMatrix<Real>& A, MatrixTransposeType transA,
+                  const CuMatrixBase<Real>& B, Real beta);
+  // this = beta * this + alpha * A op(B) (A dense, B sparse; A must not overlap this matrix).
+  void AddMatSmat(Real alpha, const CuMatrixBase<Real>& A, const CuSparseMatrix<Real>& B,
+                  MatrixTransposeType transB, Real beta);
   // ---- end of sparse products -------------------------------------------------------------------
 
  protected:

@@ -39,6 +39,9 @@ cudamatrix_CU    += cu-kernels-solve.cu
 cudamatrix_TESTS += cu-rand-test.cc cu-matrix-solve-test.cc cu-sp-matrix-test.cc
 
 # sparse family
+cudamatrix_SRCS  += cu-sparse-matrix.cc
+cudamatrix_CU    += cu-kernels-sparse.cu
+cudamatrix_TESTS += cu-sparse-matrix-test.cc
 
 # health-check family
 cudamatrix_SRCS  += cu-nvml.cc cu-health.cc

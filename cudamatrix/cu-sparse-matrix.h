@@ -1,0 +1,141 @@
+// cudamatrix/cu-sparse-matrix.h: CuSparseMatrix, a CSR sparse matrix on the GPU, and TraceMatSmat.
+// SPDX-License-Identifier: Apache-2.0
+//
+// The products with dense matrices (CuMatrixBase::AddSmat, AddSmatMat, AddMatSmat) are declared in
+// cu-matrix.h ("sparse products") and defined in cu-sparse-matrix.cc.
+#ifndef CUCTX_CUDAMATRIX_CU_SPARSE_MATRIX_H_
+#define CUCTX_CUDAMATRIX_CU_SPARSE_MATRIX_H_
+
+#include "base/types.h"
+#include "cudamatrix/cu-array.h"
+#include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-vector.h"
+#include "matrix/matrix-common.h"
+#include "matrix/sparse-matrix.h"
+
+#include <istream>
+#include <ostream>
+
+namespace cuctx {
+
+// A NumRows() x NumCols() sparse matrix of Real (float or double) holding NumElements() stored
+// values; as SparseMatrix, a matrix with no rows reports NumCols() == 0.
+//
+// Storage: with a GPU selected (CuDevice::Enabled()) the matrix is CSR (compressed sparse row,
+// zero-based int32 indexes) in device memory from the caching allocator: NumRows() + 1 row
+// offsets, then a column index and a value per stored element, rows in order and the columns of
+// each row strictly increasing. Without a GPU it is a matrix/ SparseMatrix<Real> and every method
+// runs the CPU code, so both modes compute the same thing. The mode must not change while
+// matrices exist. Explicit zeros are not stored by the constructors here (a zero weight gives an
+// empty row, as SparseMatrix does).
+//
+// Streams: GPU work runs on this thread's stream (cudaStreamPerThread) and the cuSPARSE handle
+// bound to it. Methods that only queue work (CopyToMat, the products) return before it finishes;
+// methods that must know a count on the host (the index-array constructors and SelectRows, which
+// need the number of stored elements to allocate) or return data (Sum, FrobeniusNorm,
+// CopyToSmat, Write) wait for the stream.
+//
+// Not thread-safe: one thread uses an object at a time. Copying is explicit (CopyFromSmat); Swap
+// exchanges contents. Misuse throws cuctx::Error naming the shapes or the bad index, in both
+// modes.
+template <typename Real>
+class CuSparseMatrix {
+ public:
+  CuSparseMatrix() = default;
+  // A copy of smat, converting the precision.
+  template <typename OtherReal>
+  explicit CuSparseMatrix(const SparseMatrix<OtherReal>& smat) {
+    CopyFromSmat(smat);
+  }
+  // One-hot rows: with trans == kNoTrans, row i has a 1 at column indexes[i] (or is empty where
+  // indexes[i] < 0), and there are `dim` columns; with kTrans the result is transposed (dim rows,
+  // indexes.Dim() columns). Throws, naming the entry, if an index is >= dim; throws if dim < 0.
+  // GPU: built on the device; waits once to learn the number of stored elements.
+  CuSparseMatrix(const CuArray<int32>& indexes, int32 dim, MatrixTransposeType trans = kNoTrans);
+  // As above with the value weights(i) instead of 1 (weights.Dim() == indexes.Dim(), else
+  // throws); a zero weight gives an empty row.
+  CuSparseMatrix(const CuArray<int32>& indexes, const CuVectorBase<Real>& weights, int32 dim,
+                 MatrixTransposeType trans = kNoTrans);
+  CuSparseMatrix(const CuSparseMatrix&) = delete;
+  CuSparseMatrix& operator=(const CuSparseMatrix&) = delete;
+  ~CuSparseMatrix() = default;
+
+  MatrixIndexT NumRows() const { return num_rows_; }
+  MatrixIndexT NumCols() const { return num_cols_; }
+  // Number of stored values.
+  MatrixIndexT NumElements() const { return nnz_; }
+
+  // Sum of the stored values; waits for the result. GPU: the single-pass reduction of the reduce
+  // family over the values, accumulating in Real (the CPU accumulates in double).
+  Real Sum() const;
+  // sqrt of the sum of squares of the stored values; waits for the result.
+  Real FrobeniusNorm() const;
+
+  // *M = this (kNoTrans) or this^T (kTrans), zeros included, converting the precision. M must
+  // have that shape (else throws naming both). GPU: a zero fill and one scatter kernel;
+  // asynchronous.
+  template <typename OtherReal>
+  void CopyToMat(CuMatrixBase<OtherReal>* M, MatrixTransposeType trans = kNoTrans) const;
+  // *smat = this (converting the precision); waits for the copies. In GPU mode the rows are
+  // rebuilt through SparseVector's pair constructor, so explicitly stored zeros (possible only
+  // in a matrix read from a stream) are dropped.
+  template <typename OtherReal>
+  void CopyToSmat(SparseMatrix<OtherReal>* smat) const;
+  // this = smat, converting the precision. GPU: CSR built on the host and uploaded.
+  template <typename OtherReal>
+  void CopyFromSmat(const SparseMatrix<OtherReal>& smat);
+  // this = other (kNoTrans) or other^T (kTrans); other may be this matrix. GPU: device copies,
+  // or cusparseCsr2cscEx2 for the transpose (deterministic); asynchronous.
+  void CopyFromSmat(const CuSparseMatrix<Real>& other, MatrixTransposeType trans = kNoTrans);
+
+  // this = the rows row_indexes[i] of input, in that order (each 0 <= row_indexes[i] <
+  // input.NumRows(), else throws naming the entry); the result has input.NumCols() columns (0
+  // when row_indexes is empty). input must not be this matrix. GPU: a count kernel, a prefix
+  // sum, one wait for the number of stored elements, then a copy kernel.
+  void SelectRows(const CuArray<int32>& row_indexes, const CuSparseMatrix<Real>& input);
+
+  // Exchanges contents with *other (no copy).
+  void Swap(CuSparseMatrix<Real>* other);
+
+  // Kaldi's sparse matrix format ("SM ", see matrix/sparse-matrix.h), through a host
+  // SparseMatrix<Real>. Read throws on bad input as SparseMatrix::Read does.
+  void Write(std::ostream& os, bool binary) const;
+  void Read(std::istream& is, bool binary);
+
+  // ---- device CSR, for the products in cu-sparse-matrix.cc (GPU mode only; nullptr when empty).
+  const int32* CsrRowOffsets() const { return row_offsets_.Data(); }
+  const int32* CsrColIndexes() const { return col_indexes_.Data(); }
+  const Real* CsrValues() const { return values_.Data(); }
+  // The host copy (CPU mode only).
+  const SparseMatrix<Real>& HostMatrix() const { return host_; }
+
+ private:
+  // Builds the one-hot matrix (weights may be nullptr for all ones).
+  void InitOneHot(const CuArray<int32>& indexes, const CuVectorBase<Real>* weights, int32 dim,
+                  MatrixTransposeType trans);
+  // Takes the shape from host_ (CPU mode).
+  void ShapeFromHost();
+  // Sets the shape and allocates device CSR for nnz elements (contents undefined).
+  void AllocateCsr(MatrixIndexT rows, MatrixIndexT cols, MatrixIndexT nnz);
+
+  MatrixIndexT num_rows_ = 0;
+  MatrixIndexT num_cols_ = 0;
+  MatrixIndexT nnz_ = 0;
+  // GPU mode: NumRows() + 1 offsets (none when there are no rows), nnz column indexes and values.
+  CuArray<int32> row_offsets_;
+  CuArray<int32> col_indexes_;
+  CuVector<Real> values_;
+  // CPU mode.
+  SparseMatrix<Real> host_;
+};
+
+// tr(A op(B)); op(B) must have A's transposed shape (kNoTrans: B is A.NumCols() x A.NumRows();
+// kTrans: B has A's shape), else throws naming both. Waits for the result. GPU: one kernel forms
+// the products of B's values with the matching elements of A, then the reduce family sums them.
+template <typename Real>
+Real TraceMatSmat(const CuMatrixBase<Real>& A, const CuSparseMatrix<Real>& B,
+                  MatrixTransposeType trans = kNoTrans);
+
+}  // namespace cuctx
+
+#endif  // CUCTX_CUDAMATRIX_CU_SPARSE_MATRIX_H_
