@@ -21,6 +21,9 @@ cudamatrix_TESTS += cu-matrix-nnet-test.cc
 # element-wise function family
 
 # vector family
+cudamatrix_SRCS  += cu-vector-ops.cc
+cudamatrix_CU    += cu-kernels-vector.cu
+cudamatrix_TESTS += cu-vector-ops-test.cc
 
 # random, packed and solver classes
 
