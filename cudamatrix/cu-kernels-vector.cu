@@ -31,8 +31,7 @@ __global__ void CopyStridedKernel(int32_t dim, const SrcReal* src, int64_t src_s
 }
 
 template <typename SrcReal, typename DstReal>
-void CopyStrided(int32_t dim, const SrcReal* src, int64_t src_step, DstReal* dst,
-                 CuStream stream) {
+void CopyStrided(int32_t dim, const SrcReal* src, int64_t src_step, DstReal* dst, CuStream stream) {
   if (dim <= 0) return;
   CopyStridedKernel<<<Blocks1d(dim), kThreads, 0, stream>>>(dim, src, src_step, dst);
   CUCTX_CUDA_CHECK_LAUNCH("CopyStridedKernel");
@@ -177,7 +176,8 @@ void Reduce(int32_t dim, Ptr data, Term term, void* d_work, CuStream stream) {
   double* partials = reinterpret_cast<double*>(static_cast<char*>(d_work) + kPartialsOffset);
   // An empty vector still gets a result (term.Finish(0)), from a single zero partial.
   const int64_t want = (static_cast<int64_t>(dim) + kThreads - 1) / kThreads;
-  const int32_t blocks = static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(want, kCuReduceMaxBlocks)));
+  const int32_t blocks =
+      static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(want, kCuReduceMaxBlocks)));
   PartialKernel<kMax><<<blocks, kThreads, 0, stream>>>(dim, data, term, partials);
   CUCTX_CUDA_CHECK_LAUNCH("PartialKernel");
   FinishKernel<kMax><<<1, kThreads, 0, stream>>>(blocks, partials, term, result);
@@ -187,10 +187,14 @@ void Reduce(int32_t dim, Ptr data, Term term, void* d_work, CuStream stream) {
 template <typename Real>
 void VectorNorm(int32_t dim, const Real* data, double p, void* d_work, CuStream stream) {
   int mode = 4;
-  if (p == 0) mode = 0;
-  else if (p == 1) mode = 1;
-  else if (p == 2) mode = 2;
-  else if (std::isinf(p)) mode = 3;
+  if (p == 0)
+    mode = 0;
+  else if (p == 1)
+    mode = 1;
+  else if (p == 2)
+    mode = 2;
+  else if (std::isinf(p))
+    mode = 3;
   const NormTerm<Real> term{mode, p};
   if (mode == 3)
     Reduce<true>(dim, data, term, d_work, stream);
@@ -209,8 +213,8 @@ struct DiagOperand {
   bool i_major;
 };
 
-constexpr int kTile = 32;      // i and k extent of a tile
-constexpr int kTileRows = 8;   // threadIdx.y extent
+constexpr int kTile = 32;     // i and k extent of a tile
+constexpr int kTileRows = 8;  // threadIdx.y extent
 // Each k-split should cover at least this many k, so that its tiles outweigh the extra pass.
 constexpr int64_t kMinSplitK = 256;
 // Enough blocks to fill an H100 (132 SMs) several times over.
@@ -317,12 +321,12 @@ void AddDiagMatMat(int32_t dim, int32_t inner, Real alpha, const Real* m, int32_
   double* partials = plan.splits > 1 ? static_cast<double*>(d_work) : nullptr;
   const dim3 grid(static_cast<unsigned>(plan.stripes), static_cast<unsigned>(plan.splits), 1);
   const dim3 block(kTile, kTileRows, 1);
-  DiagMatMatKernel<<<grid, block, 0, stream>>>(dim, inner, plan.k_per_split, a, b, alpha, beta,
-                                               out, partials);
+  DiagMatMatKernel<<<grid, block, 0, stream>>>(dim, inner, plan.k_per_split, a, b, alpha, beta, out,
+                                               partials);
   CUCTX_CUDA_CHECK_LAUNCH("DiagMatMatKernel");
   if (partials == nullptr) return;
-  DiagCombineKernel<<<Blocks1d(dim), kThreads, 0, stream>>>(dim, plan.splits, partials, alpha,
-                                                           beta, out);
+  DiagCombineKernel<<<Blocks1d(dim), kThreads, 0, stream>>>(dim, plan.splits, partials, alpha, beta,
+                                                            out);
   CUCTX_CUDA_CHECK_LAUNCH("DiagCombineKernel");
 }
 
@@ -348,7 +352,9 @@ void LaunchVectorMap(int32_t dim, VectorMap map, double a, double b, double* dat
   VectorMapImpl(dim, map, a, b, data, st);
 }
 
-size_t VectorReduceWorkspaceBytes() { return kPartialsOffset + kCuReduceMaxBlocks * sizeof(double); }
+size_t VectorReduceWorkspaceBytes() {
+  return kPartialsOffset + kCuReduceMaxBlocks * sizeof(double);
+}
 
 void LaunchVectorNorm(int32_t dim, const float* data, double p, void* d_work, CuStream st) {
   VectorNorm(dim, data, p, d_work, st);

@@ -63,9 +63,8 @@ void DeviceDiagProduct(Real alpha, const CuMatrixBase<Real>& M, bool m_trans,
 template <typename Real, typename MatReal>
 void CheckMatrixApart(const char* op, const CuVectorBase<Real>& v, const CuMatrixBase<MatReal>& M,
                       const char* name) {
-  CUCTX_CHECK(!internal::Overlap(v, M))
-      << op << ": the matrix " << name << " (" << ShapeText(M) << ") overlaps the vector of dim "
-      << v.Dim();
+  CUCTX_CHECK(!internal::Overlap(v, M)) << op << ": the matrix " << name << " (" << ShapeText(M)
+                                        << ") overlaps the vector of dim " << v.Dim();
 }
 
 }  // namespace
@@ -96,19 +95,17 @@ void CuVectorBase<Real>::CopyRowsFromMat(const MatrixBase<Real>& M) {
   if (dim_ == 0) return;
   // Without a GPU this is a plain pitched memcpy, as the CPU version would do.
   const size_t row_bytes = static_cast<size_t>(M.NumCols()) * sizeof(Real);
-  CopyHostToDevice2D(data_, row_bytes, M.Data(), M.Stride() * sizeof(Real), row_bytes,
-                     M.NumRows());
+  CopyHostToDevice2D(data_, row_bytes, M.Data(), M.Stride() * sizeof(Real), row_bytes, M.NumRows());
 }
 
 template <typename Real>
 template <typename OtherReal>
 void CuVectorBase<Real>::CopyColFromMat(const CuMatrixBase<OtherReal>& M, MatrixIndexT col) {
   CUCTX_CHECK(col >= 0 && col < M.NumCols())
-      << "CuVector::CopyColFromMat: column " << col << " out of range for matrix "
-      << ShapeText(M);
-  CUCTX_CHECK(dim_ == M.NumRows()) << "CuVector::CopyColFromMat: vector of dim " << dim_
-                                   << " does not match matrix " << ShapeText(M)
-                                   << " (needs dim == NumRows())";
+      << "CuVector::CopyColFromMat: column " << col << " out of range for matrix " << ShapeText(M);
+  CUCTX_CHECK(dim_ == M.NumRows())
+      << "CuVector::CopyColFromMat: vector of dim " << dim_ << " does not match matrix "
+      << ShapeText(M) << " (needs dim == NumRows())";
   CheckMatrixApart("CuVector::CopyColFromMat", *this, M, "M");
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
@@ -142,8 +139,9 @@ void CuVectorBase<Real>::AddDiagMat2(Real alpha, const CuMatrixBase<Real>& M,
                                      MatrixTransposeType trans, Real beta) {
   const MatrixIndexT want = trans == kNoTrans ? M.NumRows() : M.NumCols();
   CUCTX_CHECK(dim_ == want) << "CuVector::AddDiagMat2: vector of dim " << dim_
-                            << " does not match matrix " << ShapeText(M) << " (needs dim == "
-                            << (trans == kNoTrans ? "NumRows()" : "NumCols()") << ")";
+                            << " does not match matrix " << ShapeText(M)
+                            << " (needs dim == " << (trans == kNoTrans ? "NumRows()" : "NumCols()")
+                            << ")";
   CheckMatrixApart("CuVector::AddDiagMat2", *this, M, "M");
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
@@ -161,8 +159,10 @@ void CuVectorBase<Real>::AddDiagMatMat(Real alpha, const CuMatrixBase<Real>& M,
                                        MatrixTransposeType transM, const CuMatrixBase<Real>& N,
                                        MatrixTransposeType transN, Real beta) {
   const bool mt = transM == kTrans, nt = transN == kTrans;
-  const MatrixIndexT m_rows = mt ? M.NumCols() : M.NumRows(), m_cols = mt ? M.NumRows() : M.NumCols();
-  const MatrixIndexT n_rows = nt ? N.NumCols() : N.NumRows(), n_cols = nt ? N.NumRows() : N.NumCols();
+  const MatrixIndexT m_rows = mt ? M.NumCols() : M.NumRows(),
+                     m_cols = mt ? M.NumRows() : M.NumCols();
+  const MatrixIndexT n_rows = nt ? N.NumCols() : N.NumRows(),
+                     n_cols = nt ? N.NumRows() : N.NumCols();
   CUCTX_CHECK(m_rows == dim_ && n_cols == dim_ && m_cols == n_rows)
       << "CuVector::AddDiagMatMat: op(M) is " << ShapeText(m_rows, m_cols) << " and op(N) is "
       << ShapeText(n_rows, n_cols) << ", vector of dim " << dim_
@@ -316,25 +316,25 @@ bool CuVectorBase<Real>::ApproxEqual(const CuVectorBase<Real>& other, float tol)
   return cuctx::ApproxEqual(*this, other, tol);
 }
 
-#define CUCTX_INSTANTIATE_CU_VECTOR_OPS_(R, O)                                                 \
-  template void CuVectorBase<R>::CopyRowsFromMat(const CuMatrixBase<R>&);                      \
-  template void CuVectorBase<R>::CopyRowsFromMat(const MatrixBase<R>&);                        \
-  template void CuVectorBase<R>::CopyColFromMat(const CuMatrixBase<R>&, MatrixIndexT);         \
-  template void CuVectorBase<R>::CopyColFromMat(const CuMatrixBase<O>&, MatrixIndexT);         \
-  template void CuVectorBase<R>::CopyDiagFromMat(const CuMatrixBase<R>&);                      \
+#define CUCTX_INSTANTIATE_CU_VECTOR_OPS_(R, O)                                                   \
+  template void CuVectorBase<R>::CopyRowsFromMat(const CuMatrixBase<R>&);                        \
+  template void CuVectorBase<R>::CopyRowsFromMat(const MatrixBase<R>&);                          \
+  template void CuVectorBase<R>::CopyColFromMat(const CuMatrixBase<R>&, MatrixIndexT);           \
+  template void CuVectorBase<R>::CopyColFromMat(const CuMatrixBase<O>&, MatrixIndexT);           \
+  template void CuVectorBase<R>::CopyDiagFromMat(const CuMatrixBase<R>&);                        \
   template void CuVectorBase<R>::AddDiagMat2(R, const CuMatrixBase<R>&, MatrixTransposeType, R); \
-  template void CuVectorBase<R>::AddDiagMatMat(R, const CuMatrixBase<R>&, MatrixTransposeType, \
-                                               const CuMatrixBase<R>&, MatrixTransposeType, R); \
-  template void CuVectorBase<R>::AddVec(R, const CuVectorBase<O>&, R);                         \
-  template void CuVectorBase<R>::DivElements(const CuVectorBase<R>&);                          \
-  template void CuVectorBase<R>::InvertElements();                                             \
-  template void CuVectorBase<R>::ApplyFloor(R, MatrixIndexT*);                                 \
-  template void CuVectorBase<R>::ApplyCeiling(R, MatrixIndexT*);                               \
-  template void CuVectorBase<R>::ApplyPow(R);                                                  \
-  template void CuVectorBase<R>::ApplyExp();                                                   \
-  template void CuVectorBase<R>::ApplyLog();                                                   \
-  template void CuVectorBase<R>::ReplaceValue(R, R);                                           \
-  template R CuVectorBase<R>::Norm(R) const;                                                   \
+  template void CuVectorBase<R>::AddDiagMatMat(R, const CuMatrixBase<R>&, MatrixTransposeType,   \
+                                               const CuMatrixBase<R>&, MatrixTransposeType, R);  \
+  template void CuVectorBase<R>::AddVec(R, const CuVectorBase<O>&, R);                           \
+  template void CuVectorBase<R>::DivElements(const CuVectorBase<R>&);                            \
+  template void CuVectorBase<R>::InvertElements();                                               \
+  template void CuVectorBase<R>::ApplyFloor(R, MatrixIndexT*);                                   \
+  template void CuVectorBase<R>::ApplyCeiling(R, MatrixIndexT*);                                 \
+  template void CuVectorBase<R>::ApplyPow(R);                                                    \
+  template void CuVectorBase<R>::ApplyExp();                                                     \
+  template void CuVectorBase<R>::ApplyLog();                                                     \
+  template void CuVectorBase<R>::ReplaceValue(R, R);                                             \
+  template R CuVectorBase<R>::Norm(R) const;                                                     \
   template bool CuVectorBase<R>::ApproxEqual(const CuVectorBase<R>&, float) const;
 
 CUCTX_INSTANTIATE_CU_VECTOR_OPS_(float, double)

@@ -25,7 +25,8 @@ const std::vector<int> kVectorDims = {0, 1, 17, 257, 4097, 70001};
 template <typename Real>
 using Guarded = test::GuardedCuMatrix<Real>;
 template <typename Real>
-using OtherPrecision = typename std::conditional<std::is_same<Real, float>::value, double, float>::type;
+using OtherPrecision =
+    typename std::conditional<std::is_same<Real, float>::value, double, float>::type;
 
 // The vector under test: a range of a larger device vector whose kPad elements on each side are
 // random sentinels that must survive every operation.
@@ -272,12 +273,12 @@ void CheckMap(CuOp cu_op, Ref ref, double lo, double hi, double tol) {
 TYPED_TEST(CuVectorOpsTest, InvertExpLogMatchCpu) {
   using Real = TypeParam;
   const double tol = test::Tol<Real>();
-  CheckMap<Real>([](CuVectorBase<Real>* v) { v->InvertElements(); },
-                 [](double x) { return 1 / x; }, 0.5, 2, tol);
-  CheckMap<Real>([](CuVectorBase<Real>* v) { v->ApplyExp(); },
-                 [](double x) { return std::exp(x); }, -5, 5, tol);
-  CheckMap<Real>([](CuVectorBase<Real>* v) { v->ApplyLog(); },
-                 [](double x) { return std::log(x); }, 0.01, 100, tol);
+  CheckMap<Real>([](CuVectorBase<Real>* v) { v->InvertElements(); }, [](double x) { return 1 / x; },
+                 0.5, 2, tol);
+  CheckMap<Real>([](CuVectorBase<Real>* v) { v->ApplyExp(); }, [](double x) { return std::exp(x); },
+                 -5, 5, tol);
+  CheckMap<Real>([](CuVectorBase<Real>* v) { v->ApplyLog(); }, [](double x) { return std::log(x); },
+                 0.01, 100, tol);
 }
 
 TYPED_TEST(CuVectorOpsTest, ApplyPowMatchesCpu) {
