@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-kernels.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-operand.h"
 #include "cudamatrix/cu-storage.h"
@@ -13,7 +14,6 @@
 #include <cstddef>
 
 #if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-kernels.h"
 #include "cudamatrix/cu-matrixdim.h"
 #endif
 
@@ -56,7 +56,51 @@ void DeviceDiagProduct(Real alpha, const CuMatrixBase<Real>& M, bool m_trans,
   LaunchAddDiagMatMat(dim, inner, alpha, M.Data(), M.Stride(), m_trans, N.Data(), N.Stride(),
                       n_trans, beta, out, work.Data(), internal::ThreadStream());
 }
+
+// The device side of MapInPlace for either family of in-place maps.
+template <typename Real>
+void LaunchInPlace(VectorMap map, Real a, Real b, Real* data, MatrixIndexT dim) {
+  LaunchVectorMap(dim, map, a, b, data, internal::ThreadStream());
+}
+template <typename Real>
+void LaunchInPlace(NnetMap map, Real, Real, Real* data, MatrixIndexT dim) {
+  LaunchNnetMap(internal::VecDim(dim), map, data, dim, data, internal::ThreadStream());
+}
 #endif
+
+// An element-wise map of data[0, dim) in place: the kernel for `map` (with parameters a, b) in
+// GPU mode, else host_op on a host view.
+template <typename Real, typename Map, typename HostOp>
+void MapInPlace([[maybe_unused]] Map map, [[maybe_unused]] Real a, [[maybe_unused]] Real b,
+                Real* data, MatrixIndexT dim, HostOp host_op) {
+  if (dim == 0) return;
+#if CUCTX_HAVE_CUDA
+  if (CuDevice::Instantiate().Enabled()) {
+    LaunchInPlace(map, a, b, data, dim);
+    return;
+  }
+#endif
+  SubVector<Real> view(data, dim);
+  host_op(&view);
+}
+
+// Floor (ceiling false) or ceiling in place, with the optional count of changed elements.
+template <typename Real>
+void Clamp(Real bound, bool ceiling, Real* data, MatrixIndexT dim, MatrixIndexT* count) {
+  if (count != nullptr) *count = 0;
+  if (dim == 0) return;
+#if CUCTX_HAVE_CUDA
+  if (CuDevice::Instantiate().Enabled()) {
+    DeviceClamp(bound, ceiling, data, dim, count);
+    return;
+  }
+#endif
+  SubVector<Real> view(data, dim);
+  if (ceiling)
+    view.ApplyCeiling(bound, count);
+  else
+    view.ApplyFloor(bound, count);
+}
 
 // Throws if the matrix and the vector share memory (the kernels read one while writing the
 // other).
@@ -207,94 +251,42 @@ void CuVectorBase<Real>::DivElements(const CuVectorBase<Real>& v) {
 
 template <typename Real>
 void CuVectorBase<Real>::InvertElements() {
-  if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchVectorMap(dim_, VectorMap::kInvert, Real(0), Real(0), data_, internal::ThreadStream());
-    return;
-  }
-#endif
-  CpuView().InvertElements();
+  MapInPlace(VectorMap::kInvert, Real(0), Real(0), data_, dim_,
+             [](VectorBase<Real>* h) { h->InvertElements(); });
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ApplyFloor(Real floor_val, MatrixIndexT* floored_count) {
-  if (dim_ == 0) {
-    if (floored_count != nullptr) *floored_count = 0;
-    return;
-  }
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    DeviceClamp(floor_val, false, data_, dim_, floored_count);
-    return;
-  }
-#endif
-  CpuView().ApplyFloor(floor_val, floored_count);
+  Clamp(floor_val, false, data_, dim_, floored_count);
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ApplyCeiling(Real ceiling_val, MatrixIndexT* ceiled_count) {
-  if (dim_ == 0) {
-    if (ceiled_count != nullptr) *ceiled_count = 0;
-    return;
-  }
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    DeviceClamp(ceiling_val, true, data_, dim_, ceiled_count);
-    return;
-  }
-#endif
-  CpuView().ApplyCeiling(ceiling_val, ceiled_count);
+  Clamp(ceiling_val, true, data_, dim_, ceiled_count);
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ApplyPow(Real power) {
-  if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchVectorMap(dim_, VectorMap::kPow, power, Real(0), data_, internal::ThreadStream());
-    return;
-  }
-#endif
-  CpuView().ApplyPow(power);
+  MapInPlace(VectorMap::kPow, power, Real(0), data_, dim_,
+             [power](VectorBase<Real>* h) { h->ApplyPow(power); });
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ApplyExp() {
-  if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchNnetMap(internal::VecDim(dim_), NnetMap::kExp, data_, dim_, data_,
-                  internal::ThreadStream());
-    return;
-  }
-#endif
-  CpuView().ApplyExp();
+  MapInPlace(NnetMap::kExp, Real(0), Real(0), data_, dim_,
+             [](VectorBase<Real>* h) { h->ApplyExp(); });
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ApplyLog() {
-  if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchNnetMap(internal::VecDim(dim_), NnetMap::kLog, data_, dim_, data_,
-                  internal::ThreadStream());
-    return;
-  }
-#endif
-  CpuView().ApplyLog();
+  MapInPlace(NnetMap::kLog, Real(0), Real(0), data_, dim_,
+             [](VectorBase<Real>* h) { h->ApplyLog(); });
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ReplaceValue(Real orig, Real changed) {
-  if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchVectorMap(dim_, VectorMap::kReplace, orig, changed, data_, internal::ThreadStream());
-    return;
-  }
-#endif
-  CpuView().ReplaceValue(orig, changed);
+  MapInPlace(VectorMap::kReplace, orig, changed, data_, dim_,
+             [orig, changed](VectorBase<Real>* h) { h->ReplaceValue(orig, changed); });
 }
 
 template <typename Real>

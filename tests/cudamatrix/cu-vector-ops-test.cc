@@ -28,34 +28,27 @@ template <typename Real>
 using OtherPrecision =
     typename std::conditional<std::is_same<Real, float>::value, double, float>::type;
 
-// The vector under test: a range of a larger device vector whose kPad elements on each side are
-// random sentinels that must survive every operation.
+// The vector under test: the one row of a guarded matrix view, so that random sentinels surround
+// it and must survive every operation.
 template <typename Real>
 class OutVector {
  public:
-  static constexpr int kPad = 4;
   OutVector(int dim, test::Rng* rng, double lo = -1, double hi = 1)
-      : all_(test::RandomVector<Real>(dim + 2 * kPad, rng, lo, hi)),
-        storage_(all_),
-        view_(storage_, kPad, dim) {}
+      : guarded_(1, dim, /*strided=*/true, rng, lo, hi), view_(guarded_.view.Row(0)) {}
   CuSubVector<Real>& View() { return view_; }
   // The view's contents before the operation, in double.
-  Vector<double> Initial() const { return Vector<double>(all_.Range(kPad, view_.Dim())); }
+  Vector<double> Initial() const { return Vector<double>(guarded_.Host().Row(0)); }
   // The view matches `expected` within tol and no sentinel changed.
   ::testing::AssertionResult Check(const Vector<double>& expected, double tol) const {
-    Vector<Real> now(storage_.Dim(), kUndefined);
-    storage_.CopyToVec(&now);
-    for (int i = 0; i < now.Dim(); ++i) {
-      const bool inside = i >= kPad && i < kPad + view_.Dim();
-      if (!inside && now(i) != all_(i))
-        return ::testing::AssertionFailure() << "sentinel " << i << " changed";
-    }
-    return test::ExpectNear(now.Range(kPad, view_.Dim()), expected, tol);
+    const ::testing::AssertionResult border = guarded_.BorderUnchanged();
+    if (!border) return border;
+    Vector<Real> now(view_.Dim(), kUndefined);
+    view_.CopyToVec(&now);
+    return test::ExpectNear(now, expected, tol);
   }
 
  private:
-  Vector<Real> all_;
-  CuVector<Real> storage_;
+  Guarded<Real> guarded_;
   CuSubVector<Real> view_;
 };
 
