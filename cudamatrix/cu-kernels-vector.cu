@@ -241,7 +241,7 @@ __device__ void LoadTile(const DiagOperand<Real>& op, int32_t dim, int32_t i0, i
 // Block (x, y) owns stripes of 32 i (grid-strided over x) and k in [y * k_per_split, ...). With
 // one split it writes out directly; with several, each writes its sums to partials[y * dim + i].
 template <typename Real>
-__global__ void DiagMatMatKernel(int32_t dim, int32_t inner, int32_t k_per_split,
+__global__ void DiagMatMatKernel(int32_t dim, int32_t inner, int64_t k_per_split,
                                  DiagOperand<Real> a, DiagOperand<Real> b, Real alpha, Real beta,
                                  Real* out, double* partials) {
   __shared__ Real ta[kTile][kTile + 1];
@@ -292,7 +292,7 @@ __global__ void DiagCombineKernel(int32_t dim, int32_t splits, const double* par
 struct DiagPlan {
   int64_t stripes;      // grid.x
   int32_t splits;       // grid.y
-  int32_t k_per_split;  // a multiple of kTile
+  int64_t k_per_split;  // a multiple of kTile (64-bit: rounding up may pass 2^31 - 1)
 };
 
 DiagPlan PlanDiag(int32_t dim, int32_t inner) {
@@ -304,7 +304,7 @@ DiagPlan PlanDiag(int32_t dim, int32_t inner) {
   splits = std::max<int64_t>(splits, 1);
   int64_t per = (static_cast<int64_t>(inner) + splits - 1) / splits;
   per = std::max<int64_t>((per + kTile - 1) / kTile * kTile, kTile);
-  plan.k_per_split = static_cast<int32_t>(per);
+  plan.k_per_split = per;
   plan.splits = static_cast<int32_t>(std::max<int64_t>(1, (inner + per - 1) / per));
   return plan;
 }
