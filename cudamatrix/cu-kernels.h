@@ -414,6 +414,58 @@ void LaunchMatReduce(MatrixDim dim, const double* data, MatReduce op, double tol
 // ---- end of element-wise function family --------------------------------------------------------
 
 // ---- vector family (cu-kernels-vector.cu) -------------------------------------------------------
+// dst[i] = src[i * src_step] for i < dim, converting the element type (a matrix column with
+// src_step = stride, its diagonal with stride + 1). src and dst must not overlap.
+void LaunchCopyStrided(int32_t dim, const float* src, int64_t src_step, float* dst,
+                       CuStream stream);
+void LaunchCopyStrided(int32_t dim, const double* src, int64_t src_step, float* dst,
+                       CuStream stream);
+void LaunchCopyStrided(int32_t dim, const float* src, int64_t src_step, double* dst,
+                       CuStream stream);
+void LaunchCopyStrided(int32_t dim, const double* src, int64_t src_step, double* dst,
+                       CuStream stream);
+
+// In-place element-wise maps of a vector (see LaunchVectorMap); a and b are their parameters.
+enum class VectorMap : int32_t {
+  kInvert,   // x = 1 / x
+  kPow,      // x = pow(x, a)
+  kFloor,    // x = max(x, a)
+  kCeiling,  // x = min(x, a)
+  kReplace,  // x = b where x == a
+};
+void LaunchVectorMap(int32_t dim, VectorMap map, float a, float b, float* data, CuStream stream);
+void LaunchVectorMap(int32_t dim, VectorMap map, double a, double b, double* data, CuStream stream);
+
+// Bytes of device scratch LaunchVectorNorm and LaunchClampCount need (block partials and the
+// result).
+size_t VectorReduceWorkspaceBytes();
+// The p-norm of data[0, dim) (as Vector::Norm: p == 0 counts nonzeros, p == inf is max |x|),
+// accumulated in double, left as a double in the first 8 bytes of d_work
+// (VectorReduceWorkspaceBytes() bytes, 8-byte aligned). Two kernels: per-block partials over a
+// grid-strided subset, then one block combining them in block order (deterministic).
+void LaunchVectorNorm(int32_t dim, const float* data, double p, void* d_work, CuStream stream);
+void LaunchVectorNorm(int32_t dim, const double* data, double p, void* d_work, CuStream stream);
+// x = max(x, bound) (ceiling false) or min(x, bound) on data[0, dim), leaving the number of
+// changed elements as a double in the first 8 bytes of d_work, as LaunchVectorNorm.
+void LaunchClampCount(int32_t dim, float bound, bool ceiling, float* data, void* d_work,
+                      CuStream stream);
+void LaunchClampCount(int32_t dim, double bound, bool ceiling, double* data, void* d_work,
+                      CuStream stream);
+
+// Bytes of device scratch LaunchAddDiagMatMat needs for these sizes (0 when it needs none).
+size_t DiagMatMatWorkspaceBytes(int32_t dim, int32_t inner);
+// out[i] = beta * out[i] + alpha * sum_k op(m)(i, k) op(n)(k, i) for i < dim, k < inner; op(m)
+// is dim x inner (m is inner x dim with m_trans), op(n) inner x dim. m may equal n; neither may
+// overlap out. Blocks of 32 x 8 threads own 32 consecutive i and a range of k; tiles of both
+// operands go through shared memory in their coalesced direction and products are summed in
+// double. When inner is long next to dim, k is split over blockIdx.y and a second kernel adds the
+// splits' partials (in d_work, DiagMatMatWorkspaceBytes bytes) in a fixed order.
+void LaunchAddDiagMatMat(int32_t dim, int32_t inner, float alpha, const float* m, int32_t m_stride,
+                         bool m_trans, const float* n, int32_t n_stride, bool n_trans, float beta,
+                         float* out, void* d_work, CuStream stream);
+void LaunchAddDiagMatMat(int32_t dim, int32_t inner, double alpha, const double* m,
+                         int32_t m_stride, bool m_trans, const double* n, int32_t n_stride,
+                         bool n_trans, double beta, double* out, void* d_work, CuStream stream);
 // ---- end of vector family -----------------------------------------------------------------------
 
 // ---- random, packed and solver helpers (cu-kernels-solve.cu) ------------------------------------

@@ -110,6 +110,62 @@ class CuVectorBase {
   // ---- end of reductions and nnet family --------------------------------------------------------
 
   // ---- vector family (cu-vector-ops.cc) ---------------------------------------------------------
+  // GPU: kernels of cu-kernels-vector.cu (or a device copy), asynchronous on this thread's stream
+  // unless a value returns to the host (Norm, and ApplyFloor / ApplyCeiling with a count), which
+  // waits for that stream. Misuse throws cuctx::Error naming the shapes or the bad index, in both
+  // modes. A matrix operand must not overlap this vector.
+
+  // this = the rows of M laid end to end; Dim() == M.NumRows() * M.NumCols(). A Cu source is a
+  // device-to-device copy, a host source a host-to-device copy (it returns once M may be reused).
+  void CopyRowsFromMat(const CuMatrixBase<Real>& M);
+  void CopyRowsFromMat(const MatrixBase<Real>& M);
+  // this = column `col` of M (either precision, converted on the device); Dim() == M.NumRows()
+  // and 0 <= col < M.NumCols().
+  template <typename OtherReal>
+  void CopyColFromMat(const CuMatrixBase<OtherReal>& M, MatrixIndexT col);
+  // this = the diagonal of M; Dim() == min(M.NumRows(), M.NumCols()).
+  void CopyDiagFromMat(const CuMatrixBase<Real>& M);
+
+  // this = beta * this + alpha * diag(M M^T) (trans == kNoTrans: the row sums of squares, Dim() ==
+  // M.NumRows()) or alpha * diag(M^T M) (kTrans: the column sums of squares, Dim() ==
+  // M.NumCols()). One pass over M without forming the product; sums are accumulated in double.
+  // The old contents are always read (beta == 0 keeps NaNs), as on the CPU.
+  void AddDiagMat2(Real alpha, const CuMatrixBase<Real>& M, MatrixTransposeType trans = kNoTrans,
+                   Real beta = 1.0);
+  // this = beta * this + alpha * diag(op(M) op(N)): element i is the dot product of row i of
+  // op(M) and column i of op(N). op(M) must be Dim() x K and op(N) K x Dim() (K may be 0). One
+  // pass over M and N (32 x 32 tiles through shared memory, so every read is coalesced for any
+  // transposition), without forming the product; sums in double. M may be N.
+  void AddDiagMatMat(Real alpha, const CuMatrixBase<Real>& M, MatrixTransposeType transM,
+                     const CuMatrixBase<Real>& N, MatrixTransposeType transN, Real beta = 1.0);
+
+  // this = alpha * v + beta * this with v of the other precision (converted through a temporary
+  // CuVector, as Kaldi does). Throws unless the dimensions match.
+  template <typename OtherReal>
+  void AddVec(Real alpha, const CuVectorBase<OtherReal>& v, Real beta = 1.0);
+  // this ./= v, element-wise; v may be this vector. Throws unless the dimensions match.
+  void DivElements(const CuVectorBase<Real>& v);
+  // x = 1 / x, element-wise.
+  void InvertElements();
+  // x = max(x, floor_val). With floored_count != nullptr it receives the number of elements that
+  // changed, which costs a reduction and a wait for the stream; without it nothing waits.
+  void ApplyFloor(Real floor_val, MatrixIndexT* floored_count = nullptr);
+  // x = min(x, ceiling_val); the optional count as for ApplyFloor.
+  void ApplyCeiling(Real ceiling_val, MatrixIndexT* ceiled_count = nullptr);
+  // x = pow(x, power) as std::pow computes it (a negative x with a non-integer power gives NaN).
+  void ApplyPow(Real power);
+  // x = exp(x) / log(x), element-wise.
+  void ApplyExp();
+  void ApplyLog();
+  // Every element equal to `orig` becomes `changed`.
+  void ReplaceValue(Real orig, Real changed);
+
+  // The p-norm, as Vector::Norm: p == 0 counts the nonzero elements, p == inf is max |x|, else
+  // (sum |x|^p)^(1/p); 0 for an empty vector. Throws if p < 0 (or NaN). One reduction kernel
+  // pair, accumulating in double, and one read-back (waits for the stream).
+  Real Norm(Real p) const;
+  // True when ||this - other|| <= tol * ||this|| (the free ApproxEqual); waits for the copies.
+  bool ApproxEqual(const CuVectorBase<Real>& other, float tol = 0.01) const;
   // ---- end of vector family ---------------------------------------------------------------------
 
   // ---- random fills and packed products (cu-rand.cc, cu-sp-matrix.cc) ---------------------------

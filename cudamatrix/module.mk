@@ -32,6 +32,9 @@ cudamatrix_CU    += cu-kernels-functions.cu
 cudamatrix_TESTS += cu-matrix-functions-test.cc
 
 # vector family
+cudamatrix_SRCS  += cu-vector-ops.cc
+cudamatrix_CU    += cu-kernels-vector.cu
+cudamatrix_TESTS += cu-vector-ops-test.cc
 
 # random, packed and solver classes
 cudamatrix_SRCS  += cu-rand.cc cu-matrix-solve.cc cu-packed-matrix.cc cu-sp-matrix.cc cu-tp-matrix.cc
