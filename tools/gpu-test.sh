@@ -6,7 +6,9 @@
 #        tools/gpu-bundle.sh bundle whose lib/ is added to LD_LIBRARY_PATH). Default build/release.
 # Environment: OUT (log dir; default ROOT/gpu-test), SKIP_SANITIZER=1, SKIP_BENCH=1,
 #   BENCH='name ...' (run only these bin/*-bench tools), BENCH_ARGS (extra arguments for each bench),
-#   SANITIZE='pattern' (run the sanitizers only on cudamatrix tests whose name matches it).
+#   SANITIZE='pattern' (run the sanitizers only on cudamatrix tests whose name matches it),
+#   HEALTH_DURATION=SECONDS (also run gpu-health-check --duration=SECONDS), SKIP_SUITE=1 (skip the
+#   suites, tool tests and health check: sanitizers and benchmarks only).
 set -u
 root=${1:-build/release}
 out=${OUT:-$root/gpu-test}
@@ -31,10 +33,25 @@ tests=$(find "$root/tests" -type f -perm -u+x -name '*-test' | sort)
 cu_tests=$(echo "$tests" | grep /cudamatrix/ || true)
 
 step "tool cuda-gpu-available" tool.log "$root/bin/cuda-gpu-available" --use-gpu=yes
+if [ "${SKIP_SUITE:-0}" != 1 ]; then
 step "suite, GPU mode" suite-gpu.log env CUCTX_TEST_GPU=yes BUILD="$out" "$here/run-tests.sh" $tests
 step "suite, CPU mode" suite-cpu.log env CUCTX_TEST_GPU=no BUILD="$out" "$here/run-tests.sh" $tests
+# The tools' end-to-end script tests (tests/bin/*-test.sh, from the checkout) on this build's tools.
+step "tool tests, GPU host" tool-tests.log env BUILD="$root" "$here/run-tests.sh" \
+  "$here"/../tests/bin/*-test.sh
+if [ -x "$root/bin/gpu-health-check" ]; then
+  step "gpu-health-check" health.log "$root/bin/gpu-health-check"
+  step "gpu-health-check --json-file" health-json.log "$root/bin/gpu-health-check" \
+    --json-file="$out/health.json"
+  step "health.json parses" health-json-valid.log python3 -c \
+    'import json, sys; d = json.load(open(sys.argv[1])); print("valid JSON, verdict", d["verdict"])' \
+    "$out/health.json"
+  [ -n "${HEALTH_DURATION:-}" ] && step "gpu-health-check --duration=$HEALTH_DURATION" \
+    health-burn-in.log "$root/bin/gpu-health-check" --duration="$HEALTH_DURATION"
+fi
 step "cudamatrix, debug stride" suite-debug-stride.log env CUCTX_TEST_GPU=yes CUCTX_TEST_DEBUG_STRIDE=1 \
   BUILD="$out" "$here/run-tests.sh" $cu_tests
+fi
 [ -n "${SANITIZE:-}" ] && cu_tests=$(echo "$cu_tests" | grep -E "$SANITIZE" || true)
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
