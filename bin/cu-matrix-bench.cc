@@ -216,7 +216,8 @@ class MatrixBench {
     Bandwidth("gather", "AddRows", 3, t, [&] { b->AddRows(1.0, a, rows); });
     Bandwidth("gather", "CopyCols", 2, t, [&] { b->CopyCols(a, cols); });
     Bandwidth("gather", "AddToRows", 3, t, [&] { a.AddToRows(1.0, rows, b); });
-    if (rows_ == cols_) Bandwidth("gather", "CopyLowerToUpper", 1, "", [&] { b->CopyLowerToUpper(); });
+    if (rows_ == cols_)
+      Bandwidth("gather", "CopyLowerToUpper", 1, "", [&] { b->CopyLowerToUpper(); });
   }
 
   // AddMatMat C (rows x cols) = A (rows x k) B (k x cols), k = cols, against the same GEMM through
@@ -322,7 +323,8 @@ void SolverBench(MatrixIndexT n, double budget, Table* table) {
   spd.CopyToMat(&host_spd);
   const std::string shape = std::string(PrecisionName<Real>()) + " n=" + std::to_string(n);
   for (bool invert : {false, true}) {
-    const double flops = invert ? static_cast<double>(n) * n * n : static_cast<double>(n) * n * n / 3;
+    const double flops =
+        invert ? static_cast<double>(n) * n * n : static_cast<double>(n) * n * n / 3;
     const double t_gpu = TimeCalls(
         [&] {
           work.CopyFromMat(spd);
@@ -338,10 +340,11 @@ void SolverBench(MatrixIndexT n, double budget, Table* table) {
       host.CopyFromMat(host_spd);
       const auto t0 = std::chrono::steady_clock::now();
       HostPotrf(&host, invert);
-      t_cpu = std::min(t_cpu, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      t_cpu = std::min(
+          t_cpu, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-    table->Add({"solver", std::string(invert ? "SymInvertPosDef " : "Cholesky ") + shape,
-                "TFLOP/s", flops / t_gpu / 1e12,
+    table->Add({"solver", std::string(invert ? "SymInvertPosDef " : "Cholesky ") + shape, "TFLOP/s",
+                flops / t_gpu / 1e12,
                 invert ? "OpenBLAS potrf+potri (host)" : "OpenBLAS potrf (host)",
                 flops / t_cpu / 1e12, t_cpu / t_gpu, ""});
   }
@@ -448,7 +451,8 @@ int main(int argc, char* argv[]) {
     const std::vector<std::string> families = {"",       "copy", "elementwise", "reduce", "softmax",
                                                "gather", "blas", "host",        "solver", "sparse"};
     if (std::find(families.begin(), families.end(), only) == families.end())
-      CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, gather, blas, host, solver or sparse, "
+      CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, gather, blas, host, solver "
+                   "or sparse, "
                 << "got '" << only << "'";
     ParseShapes(SquareShapes(solver_sizes));
     if (!(budget > 0 && budget <= 10)) CUCTX_ERR << "--budget must be in (0, 10], got " << budget;

@@ -7,7 +7,8 @@
 # Environment: OUT (log dir; default ROOT/gpu-test), SKIP_SANITIZER=1, SKIP_BENCH=1,
 #   BENCH='name ...' (run only these bin/*-bench tools), BENCH_ARGS (extra arguments for each bench),
 #   SANITIZE='pattern' (run the sanitizers only on cudamatrix tests whose name matches it),
-#   HEALTH_DURATION=SECONDS (also run gpu-health-check --duration=SECONDS), SKIP_SUITE=1 (skip the
+#   SANITIZERS='memcheck racecheck' (the compute-sanitizer tools to run; tests see CUCTX_TEST_QUICK=1
+#   there and may do fewer rounds), HEALTH_DURATION=SECONDS (also run gpu-health-check --duration=SECONDS), SKIP_SUITE=1 (skip the
 #   suites, tool tests and health check: sanitizers and benchmarks only).
 set -u
 root=${1:-build/release}
@@ -37,7 +38,7 @@ if [ "${SKIP_SUITE:-0}" != 1 ]; then
 step "suite, GPU mode" suite-gpu.log env CUCTX_TEST_GPU=yes BUILD="$out" "$here/run-tests.sh" $tests
 step "suite, CPU mode" suite-cpu.log env CUCTX_TEST_GPU=no BUILD="$out" "$here/run-tests.sh" $tests
 # The tools' end-to-end script tests (tests/bin/*-test.sh, from the checkout) on this build's tools.
-step "tool tests, GPU host" tool-tests.log env BUILD="$root" "$here/run-tests.sh" \
+step "tool tests, GPU host" tool-tests.log env BUILD="$root" CUDA=1 "$here/run-tests.sh" \
   "$here"/../tests/bin/*-test.sh
 if [ -x "$root/bin/gpu-health-check" ]; then
   step "gpu-health-check" health.log "$root/bin/gpu-health-check"
@@ -54,14 +55,14 @@ step "cudamatrix, debug stride" suite-debug-stride.log env CUCTX_TEST_GPU=yes CU
 fi
 [ -n "${SANITIZE:-}" ] && cu_tests=$(echo "$cu_tests" | grep -E "$SANITIZE" || true)
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
-  for tool in memcheck racecheck; do
+  for tool in ${SANITIZERS:-memcheck racecheck}; do
     for t in $cu_tests; do
       extra=""
       [ $tool = memcheck ] && extra="--leak-check full"
       # The caching allocator would hide out-of-bounds accesses inside its regions, so it passes
       # every call straight to CUDA here. API errors are not reported: the tests provoke some on
       # purpose (out-of-memory recovery) and check every status themselves.
-      step "$tool $(basename "$t")" "$tool-$(basename "$t").log" env CUCTX_TEST_GPU=yes \
+      step "$tool $(basename "$t")" "$tool-$(basename "$t").log" env CUCTX_TEST_GPU=yes CUCTX_TEST_QUICK=1 \
         CUCTX_CUDA_CACHE_MEMORY=false compute-sanitizer --tool $tool $extra \
         --report-api-errors no --error-exitcode 86 "$t" --gtest_brief=1
     done
