@@ -207,7 +207,7 @@ class MatrixBench {
 
   // Row and column gathers with a random permutation (one read of the source rows, one write).
   void Gathers(const CuMatrix<Real>& a, CuMatrix<Real>* b) {
-    const char* t = ">= 0.85";
+    const char* t = "";  // the issue sets no target for gathers
     std::vector<int32> perm(rows_), cperm(cols_);
     for (MatrixIndexT i = 0; i < rows_; ++i) perm[i] = (static_cast<int64>(i) * 7919) % rows_;
     for (MatrixIndexT i = 0; i < cols_; ++i) cperm[i] = (static_cast<int64>(i) * 7919) % cols_;

@@ -44,7 +44,10 @@ struct InvertOp {
 template <typename Real>
 struct PowOp {
   Real power;
-  __device__ void operator()(Real* d, Real x) const { *d = FnPow(x, power); }
+  // Squares and identity skip pow (exact, and several times cheaper in double).
+  __device__ void operator()(Real* d, Real x) const {
+    *d = power == Real(2) ? x * x : power == Real(1) ? x : FnPow(x, power);
+  }
 };
 template <typename Real>
 struct PowAbsOp {
@@ -147,10 +150,7 @@ struct BroadcastOp {
 
 template <typename Real, typename Op>
 void LaunchIndexed(MatrixDim d, Op op, Real* dst, CuStream stream) {
-  if (d.rows == 0 || d.cols == 0) return;
-  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  internal::IndexedMapKernel<<<s.grid, s.block, 0, stream>>>(d, op, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("IndexedMapKernel");
+  internal::LaunchIndexedMap(d, op, dst, stream, "IndexedMapKernel");
 }
 
 template <typename Real, VecBroadcast kOp>
@@ -285,10 +285,13 @@ void AddToDiagImpl(MatrixDim d, Real alpha, Real* data, CuStream stream) {
 
 // ---- single-pass reductions ---------------------------------------------------------------------
 
-// Workspace layout: [0, 16) result, then kCuReduceMaxBlocks partials (8 bytes each), then the
+// Workspace layout: [0, 16) result, then kMatReduceMaxBlocks partials (8 bytes each), then the
 // block counter, which the launcher zeroes before each launch and the last block resets.
+// At most this many blocks: about 8 per SM on a 132-SM GPU, enough to keep memory busy; the last
+// block folds the partials kCuReduceThreads at a time, in block order.
+constexpr int32_t kMatReduceMaxBlocks = 1024;
 constexpr size_t kPartialsOffset = 16;
-constexpr size_t kCounterOffset = kPartialsOffset + kCuReduceMaxBlocks * sizeof(double);
+constexpr size_t kCounterOffset = kPartialsOffset + kMatReduceMaxBlocks * sizeof(double);
 
 // Element loaders: what an element contributes to the reduction.
 struct ValueLoad {
@@ -327,7 +330,8 @@ __global__ void MatReduceKernel(MatrixDim d, const Real* data, Load load, Combin
   if (!internal::PublishPartialIsLast(block_result, partials, counter, tid)) return;
   const volatile Real* vp = partials;
   const int nblocks = gridDim.x * gridDim.y;
-  const Real v = tid < nblocks ? vp[tid] : identity;
+  Real v = identity;
+  for (int b = tid; b < nblocks; b += kCuReduceThreads) v = combine(v, vp[b]);
   Real total = internal::BlockTreeReduce(buf, v, combine, tid);
   if (tid == 0) {
     if (kNanAtOrigin && data[0] != data[0]) total = data[0];
@@ -338,17 +342,16 @@ __global__ void MatReduceKernel(MatrixDim d, const Real* data, Load load, Combin
 template <typename Real, bool kNanAtOrigin, typename Load, typename Combine>
 void LaunchReduce(MatrixDim d, const Real* data, Load load, Combine combine, Real identity,
                   char* work, CuStream stream) {
-  static_assert(kCuReduceThreads == kCuReduceMaxBlocks, "final tree covers one partial per thread");
   // The x extent of the block follows the row length (up to the whole block for long rows), so
   // narrow matrices keep their threads busy; blocks then cover the columns first and the rows
-  // with the rest of the kCuReduceMaxBlocks.
+  // with the rest of the kMatReduceMaxBlocks.
   int32_t bx = 1;
   while (bx < d.cols && bx < kCuReduceThreads) bx *= 2;
   const int32_t by = kCuReduceThreads / bx;
   int64_t gx = (static_cast<int64_t>(d.cols) + bx - 1) / bx;
-  if (gx > kCuReduceMaxBlocks) gx = kCuReduceMaxBlocks;
+  if (gx > kMatReduceMaxBlocks) gx = kMatReduceMaxBlocks;
   int64_t gy = (static_cast<int64_t>(d.rows) + by - 1) / by;
-  if (gy > kCuReduceMaxBlocks / gx) gy = kCuReduceMaxBlocks / gx;
+  if (gy > kMatReduceMaxBlocks / gx) gy = kMatReduceMaxBlocks / gx;
   const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), 1);
   MatReduceKernel<Real, kNanAtOrigin>
       <<<grid, dim3(bx, by, 1), 0, stream>>>(d, data, load, combine, identity, work);
