@@ -185,7 +185,6 @@ class MatrixBench {
     CuArray<int32> ids;
     Bandwidth("reduce", "FindRowMaxId", 1, t, [&] { b->FindRowMaxId(&ids); });
     Bandwidth("reduce", "Max (waits)", 1, t, [&] { sink_ += a.Max(); });
-    (void)b;
   }
 
   void Softmax(const CuMatrix<Real>& a, CuMatrix<Real>* b) {

@@ -14,6 +14,23 @@
 namespace cuctx {
 namespace internal {
 
+// Precision overloads of the math functions, so templates over Real call the float functions
+// for float.
+__device__ inline float DevExp(float x) { return expf(x); }
+__device__ inline double DevExp(double x) { return exp(x); }
+__device__ inline float DevLog(float x) { return logf(x); }
+__device__ inline double DevLog(double x) { return log(x); }
+__device__ inline float DevLog1p(float x) { return log1pf(x); }
+__device__ inline double DevLog1p(double x) { return log1p(x); }
+__device__ inline float DevTanh(float x) { return tanhf(x); }
+__device__ inline double DevTanh(double x) { return tanh(x); }
+__device__ inline float DevSqrt(float x) { return sqrtf(x); }
+__device__ inline double DevSqrt(double x) { return sqrt(x); }
+__device__ inline float DevPow(float x, float y) { return powf(x, y); }
+__device__ inline double DevPow(double x, double y) { return pow(x, y); }
+__device__ inline float DevAbs(float x) { return fabsf(x); }
+__device__ inline double DevAbs(double x) { return fabs(x); }
+
 // Launch shape of the element-wise kernels: a 2D block of kCuElementwiseThreads threads whose x
 // extent covers a row segment (so a warp touches consecutive addresses), grid-stride loops in both
 // directions, and a grid capped so huge matrices do not need huge grids.
@@ -69,10 +86,9 @@ __global__ void BinaryMapKernel(MatrixDim d, const SrcReal* src, int32_t src_str
   }
 }
 
-// ---- 16-byte vector accesses
-// --------------------------------------------------------------------- Element-wise kernels move
-// whole 16-byte vectors (4 floats or 2 doubles) per thread where every row starts on a 16-byte
-// boundary, which keeps more bytes in flight per thread than scalar accesses.
+// 16-byte vector accesses: element-wise kernels move whole 16-byte vectors (4 floats or 2
+// doubles) per thread where every row starts on a 16-byte boundary, which keeps more bytes in
+// flight per thread than scalar accesses.
 
 template <typename Real>
 struct Vec16;
@@ -99,29 +115,6 @@ template <typename Real>
 __host__ __device__ inline int32_t VecUnits(int32_t cols) {
   constexpr int32_t w = Vec16<Real>::kLanes;
   return cols / w + (cols % w != 0 ? 1 : 0);
-}
-
-// UnaryMapKernel with 16-byte accesses; rows must be 16-byte aligned (RowsAligned16).
-template <typename Real, typename Op>
-__global__ void UnaryMapVecKernel(MatrixDim d, Op op, Real* data) {
-  using V = typename Vec16<Real>::Type;
-  constexpr int32_t w = Vec16<Real>::kLanes;
-  const int32_t nvec = d.cols / w, units = VecUnits<Real>(d.cols);
-  for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
-    Real* row = data + static_cast<size_t>(r) * d.stride;
-    for (int32_t u = blockIdx.x * blockDim.x + threadIdx.x; u < units;
-         u += gridDim.x * blockDim.x) {
-      if (u < nvec) {
-        V v = reinterpret_cast<const V*>(row)[u];
-        Real* lanes = reinterpret_cast<Real*>(&v);
-#pragma unroll
-        for (int32_t i = 0; i < w; ++i) op(&lanes[i]);
-        reinterpret_cast<V*>(row)[u] = v;
-      } else {
-        for (int32_t c = nvec * w; c < d.cols; ++c) op(&row[c]);
-      }
-    }
-  }
 }
 
 // BinaryMapKernel with 16-byte accesses (one element type); both operands' rows must be aligned.
@@ -151,6 +144,39 @@ __global__ void BinaryMapVecKernel(MatrixDim d, const Real* src, int32_t src_str
   }
 }
 
+// IndexedMapKernel with 16-byte accesses; rows must be 16-byte aligned (RowsAligned16).
+template <typename Real, typename Op>
+__global__ void IndexedMapVecKernel(MatrixDim d, Op op, Real* dst) {
+  using V = typename Vec16<Real>::Type;
+  constexpr int32_t w = Vec16<Real>::kLanes;
+  const int32_t nvec = d.cols / w, units = VecUnits<Real>(d.cols);
+  for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
+    Real* row = dst + static_cast<size_t>(r) * d.stride;
+    for (int32_t u = blockIdx.x * blockDim.x + threadIdx.x; u < units;
+         u += gridDim.x * blockDim.x) {
+      if (u < nvec) {
+        V v = reinterpret_cast<const V*>(row)[u];
+        Real* lanes = reinterpret_cast<Real*>(&v);
+#pragma unroll
+        for (int32_t i = 0; i < w; ++i) op(&lanes[i], r, u * w + i);
+        reinterpret_cast<V*>(row)[u] = v;
+      } else {
+        for (int32_t c = nvec * w; c < d.cols; ++c) op(&row[c], r, c);
+      }
+    }
+  }
+}
+
+// An element op (op(&x)) as an indexed op, for IndexedMapVecKernel.
+template <typename Op>
+struct IgnoreIndex {
+  Op op;
+  template <typename Real>
+  __device__ void operator()(Real* d, int32_t, int32_t) const {
+    op(d);
+  }
+};
+
 // Launches op(&data(r, c)) over a matrix: a contiguous matrix is collapsed to one row, and 16-byte
 // vector accesses are used when the rows are aligned. Asynchronous on `stream`; `name` labels a
 // launch failure.
@@ -160,7 +186,7 @@ void LaunchUnaryMap(MatrixDim d, Op op, Real* data, CuStream stream, const char*
   CollapseIfContiguous(&d, nullptr);
   if (RowsAligned16(data, d.stride)) {
     const ElementwiseShape s = MakeElementwiseShape(MatrixDim{d.rows, VecUnits<Real>(d.cols), 0});
-    UnaryMapVecKernel<<<s.grid, s.block, 0, stream>>>(d, op, data);
+    IndexedMapVecKernel<<<s.grid, s.block, 0, stream>>>(d, IgnoreIndex<Op>{op}, data);
   } else {
     const ElementwiseShape s = MakeElementwiseShape(d);
     UnaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, op, data);
@@ -236,29 +262,6 @@ __global__ void IndexedMapKernel(MatrixDim d, Op op, Real* dst) {
   }
 }
 
-// IndexedMapKernel with 16-byte accesses; rows must be 16-byte aligned (RowsAligned16).
-template <typename Real, typename Op>
-__global__ void IndexedMapVecKernel(MatrixDim d, Op op, Real* dst) {
-  using V = typename Vec16<Real>::Type;
-  constexpr int32_t w = Vec16<Real>::kLanes;
-  const int32_t nvec = d.cols / w, units = VecUnits<Real>(d.cols);
-  for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
-    Real* row = dst + static_cast<size_t>(r) * d.stride;
-    for (int32_t u = blockIdx.x * blockDim.x + threadIdx.x; u < units;
-         u += gridDim.x * blockDim.x) {
-      if (u < nvec) {
-        V v = reinterpret_cast<const V*>(row)[u];
-        Real* lanes = reinterpret_cast<Real*>(&v);
-#pragma unroll
-        for (int32_t i = 0; i < w; ++i) op(&lanes[i], r, u * w + i);
-        reinterpret_cast<V*>(row)[u] = v;
-      } else {
-        for (int32_t c = nvec * w; c < d.cols; ++c) op(&row[c], r, c);
-      }
-    }
-  }
-}
-
 // Launches op(&dst(r, c), r, c) over a matrix, with 16-byte accesses when its rows are aligned.
 // (No collapsing: the op needs the true row and column.) Asynchronous on `stream`.
 template <typename Real, typename Op>
@@ -302,8 +305,7 @@ void CollapseAllIfContiguous(MatrixDim* d, MapInput<In>*... in) {
   ((in->stride = d->stride), ...);
 }
 
-// ---- single-pass reductions
-// -----------------------------------------------------------------------
+// Single-pass reductions.
 
 // Combine functors for reductions. MaxCombine / MinCombine skip NaNs when the accumulator starts
 // at -inf / +inf: a NaN never compares greater or smaller, so it never replaces the accumulator.
@@ -341,11 +343,11 @@ __device__ Real BlockTreeReduce(Real* buf, Real v, Combine combine, int tid) {
   return buf[0];
 }
 
-// The cross-block step of a single-pass reduction over a grid of at most kCuReduceMaxBlocks
-// blocks: thread 0 stores the block's result in partials[block index] and counts the block on
-// *counter with a fenced atomic. Returns true, in every thread, only in the last block to finish,
-// which then sees every block's partial (read them through a volatile pointer) and which resets
-// *counter to 0 for the next launch. Call from every thread of the block.
+// The cross-block step of a single-pass reduction: thread 0 stores the block's result in
+// partials[block index] and counts the block on *counter with a fenced atomic. Returns true, in
+// every thread, only in the last block to finish, which then sees every block's partial (read them
+// through a volatile pointer) and which resets *counter to 0 for the next launch. Call from every
+// thread of the block.
 template <typename Real>
 __device__ bool PublishPartialIsLast(Real block_result, Real* partials, unsigned int* counter,
                                      int tid) {

@@ -11,10 +11,8 @@ namespace {
 
 using internal::MapInput;
 
-__device__ inline float FnExp(float x) { return expf(x); }
-__device__ inline double FnExp(double x) { return exp(x); }
-__device__ inline float FnPow(float x, float p) { return powf(x, p); }
-__device__ inline double FnPow(double x, double p) { return pow(x, p); }
+using internal::DevExp;
+using internal::DevPow;
 
 // The comparisons below are written as std::max(x, y) == (x < y ? y : x) and std::min(x, y) ==
 // (y < x ? y : x), so NaNs propagate exactly as on the CPU.
@@ -46,7 +44,7 @@ struct PowOp {
   Real power;
   // Squares and identity skip pow (exact, and several times cheaper in double).
   __device__ void operator()(Real* d, Real x) const {
-    *d = power == Real(2) ? x * x : power == Real(1) ? x : FnPow(x, power);
+    *d = power == Real(2) ? x * x : power == Real(1) ? x : DevPow(x, power);
   }
 };
 template <typename Real>
@@ -58,7 +56,7 @@ struct PowAbsOp {
       *d = power == 0 ? Real(1) : Real(0);
       return;
     }
-    const Real y = FnPow(x < 0 ? -x : x, power);
+    const Real y = DevPow(x < 0 ? -x : x, power);
     *d = include_sign && x < 0 ? -y : y;
   }
 };
@@ -79,11 +77,13 @@ struct CeilingOp {
 template <typename Real>
 struct ExpLimitedOp {
   Real lower, upper;
-  __device__ void operator()(Real* d, Real x) const { *d = FnExp(StdMin(StdMax(x, lower), upper)); }
+  __device__ void operator()(Real* d, Real x) const {
+    *d = DevExp(StdMin(StdMax(x, lower), upper));
+  }
 };
 template <typename Real>
 struct ExpSpecialOp {
-  __device__ void operator()(Real* d, Real x) const { *d = x < 0 ? FnExp(x) : x + 1; }
+  __device__ void operator()(Real* d, Real x) const { *d = x < 0 ? DevExp(x) : x + 1; }
 };
 
 template <typename Real, typename Op>

@@ -95,9 +95,9 @@ __global__ void SoftMaxRowsKernel(MatrixDim d, const Real* src, int32_t src_stri
   }
 }
 
-// The same softmax for rows of at most kItems * kRowThreads columns: each thread keeps its
+// Softmax (not log-softmax) for rows of at most kItems * kRowThreads columns: each thread keeps its
 // kItems elements in registers, so the row is read from memory once and written once.
-template <typename Real, bool kLog, int kItems>
+template <typename Real, int kItems>
 __global__ void SoftMaxRowsCachedKernel(MatrixDim d, const Real* src, int32_t src_stride,
                                         Real* dst) {
   __shared__ Real sh[kRowWarps];
@@ -119,16 +119,15 @@ __global__ void SoftMaxRowsCachedKernel(MatrixDim d, const Real* src, int32_t sr
       if (threadIdx.x + i * kRowThreads < d.cols) {
         const Real e = DevExp(x[i] - m);
         s += e;
-        if (!kLog) x[i] = e;
+        x[i] = e;
       }
     }
     s = BlockReduce(s, SumOp(), sh);
-    const Real shift = kLog ? m + DevLog(s) : Real(0);
-    const Real inv = kLog ? Real(1) : Real(1) / s;
+    const Real inv = Real(1) / s;
 #pragma unroll
     for (int i = 0; i < kItems; ++i) {
       const int32_t c = threadIdx.x + i * kRowThreads;
-      if (c < d.cols) out[c] = kLog ? x[i] - shift : x[i] * inv;
+      if (c < d.cols) out[c] = x[i] * inv;
     }
   }
 }
@@ -287,25 +286,21 @@ void SoftMaxRows(MatrixDim d, const Real* src, int32_t src_stride, bool log_outp
   // only for double softmax.
   if (!log_output && sizeof(Real) == 8 && d.cols <= 16 * kRowThreads) {
     const int items = (d.cols + kRowThreads - 1) / kRowThreads;
-    auto launch = [&](auto log_tag, auto items_tag) {
-      constexpr bool kLog = decltype(log_tag)::value;
+    auto launch = [&](auto items_tag) {
       constexpr int kItems = decltype(items_tag)::value;
-      SoftMaxRowsCachedKernel<Real, kLog, kItems>
+      SoftMaxRowsCachedKernel<Real, kItems>
           <<<blocks, kRowThreads, 0, stream>>>(d, src, src_stride, dst);
     };
-    auto with_items = [&](auto log_tag) {
-      if (items <= 1)
-        launch(log_tag, std::integral_constant<int, 1>());
-      else if (items <= 2)
-        launch(log_tag, std::integral_constant<int, 2>());
-      else if (items <= 4)
-        launch(log_tag, std::integral_constant<int, 4>());
-      else if (items <= 8)
-        launch(log_tag, std::integral_constant<int, 8>());
-      else
-        launch(log_tag, std::integral_constant<int, 16>());
-    };
-    with_items(std::false_type());
+    if (items <= 1)
+      launch(std::integral_constant<int, 1>());
+    else if (items <= 2)
+      launch(std::integral_constant<int, 2>());
+    else if (items <= 4)
+      launch(std::integral_constant<int, 4>());
+    else if (items <= 8)
+      launch(std::integral_constant<int, 8>());
+    else
+      launch(std::integral_constant<int, 16>());
     CUCTX_CUDA_CHECK_LAUNCH("SoftMaxRowsCachedKernel");
     return;
   }

@@ -18,55 +18,30 @@ constexpr int32_t kSumMaxBlocks = 1024;
 static_assert(kSumMaxBlocks % kCuReduceThreads == 0, "the final pass reads whole rounds");
 
 // Workspace layout: [0, 16) result, then kSumMaxBlocks partials (8 bytes each), then the block
-// counter. The launcher zeroes the workspace on the stream before each launch.
+// counter, which the launcher zeroes before each launch and the last block leaves at 0.
 constexpr size_t kPartialsOffset = 16;
 constexpr size_t kCounterOffset = kPartialsOffset + kSumMaxBlocks * sizeof(double);
-
-// Shared-memory tree over kCuReduceThreads values; the result is in buf[0] for thread 0.
-template <typename Real>
-__device__ Real BlockTreeSum(Real* buf, Real v) {
-  const int t = threadIdx.x;
-  __syncthreads();  // a previous call's readers of buf[0] must finish before it is overwritten
-  buf[t] = v;
-  __syncthreads();
-  for (int half = kCuReduceThreads / 2; half > 0; half /= 2) {
-    if (t < half) buf[t] += buf[t + half];
-    __syncthreads();
-  }
-  return buf[0];
-}
 
 template <typename Real, bool kSquares>
 __device__ Real Term(Real x) {
   return kSquares ? x * x : x;
 }
 
-// Stores this block's sum; the last block to finish (found with a fenced atomic counter) adds the
-// partials in block order, so the result is deterministic for a given shape and alignment.
+// Stores this block's sum; the last block to finish adds the partials in block order, so the
+// result is deterministic for a given shape and alignment.
 template <typename Real>
 __device__ void FinishSum(Real block_sum, char* work) {
   __shared__ Real buf[kCuReduceThreads];
-  __shared__ bool is_last;
   Real* partials = reinterpret_cast<Real*>(work + kPartialsOffset);
   unsigned int* counter = reinterpret_cast<unsigned int*>(work + kCounterOffset);
-  const unsigned int nblocks = gridDim.x * gridDim.y;
-  const unsigned int bid = blockIdx.y * gridDim.x + blockIdx.x;
-  if (threadIdx.x == 0) {
-    partials[bid] = block_sum;
-    __threadfence();
-    is_last = (atomicAdd(counter, 1u) == nblocks - 1);
-  }
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
+  const int tid = threadIdx.x;
+  if (!internal::PublishPartialIsLast(block_sum, partials, counter, tid)) return;
   const volatile Real* vp = partials;
+  const unsigned int nblocks = gridDim.x * gridDim.y;
   Real v = 0;
-  for (unsigned int b = threadIdx.x; b < nblocks; b += kCuReduceThreads) v += vp[b];
-  const Real total = BlockTreeSum(buf, v);
-  if (threadIdx.x == 0) {
-    reinterpret_cast<Real*>(work)[0] = total;
-    *counter = 0;
-  }
+  for (unsigned int b = tid; b < nblocks; b += kCuReduceThreads) v += vp[b];
+  const Real total = internal::BlockTreeReduce(buf, v, internal::SumCombine(), tid);
+  if (tid == 0) reinterpret_cast<Real*>(work)[0] = total;
 }
 
 // Pitched matrices: threads of a block cover 32 consecutive columns x 8 rows, so warps read
@@ -81,7 +56,7 @@ __global__ void SumKernel(MatrixDim d, const Real* data, char* work) {
     for (int32_t c = blockIdx.x * 32 + lane; c < d.cols; c += gridDim.x * 32)
       acc += Term<Real, kSquares>(row[c]);
   }
-  FinishSum(BlockTreeSum(buf, acc), work);
+  FinishSum(internal::BlockTreeReduce(buf, acc, internal::SumCombine(), threadIdx.x), work);
 }
 
 // Contiguous 16-byte aligned data of n elements: grid-strided 16-byte vector loads, the n % lanes
@@ -104,14 +79,17 @@ __global__ void SumVecKernel(int64_t n, const Real* data, char* work) {
   }
   if (blockIdx.x == 0 && threadIdx.x < n - nvec * w)
     acc += Term<Real, kSquares>(data[nvec * w + threadIdx.x]);
-  FinishSum(BlockTreeSum(buf, acc), work);
+  FinishSum(internal::BlockTreeReduce(buf, acc, internal::SumCombine(), threadIdx.x), work);
 }
 
 template <typename Real>
 void Sum(MatrixDim d, const Real* data, bool squares, void* d_work, CuStream stream) {
   char* work = static_cast<char*>(d_work);
-  CUCTX_CUDA_CHECK(cudaMemsetAsync(work, 0, ReduceWorkspaceBytes(), stream));
-  if (d.rows == 0 || d.cols == 0) return;
+  if (d.rows == 0 || d.cols == 0) {  // the sum of nothing
+    CUCTX_CUDA_CHECK(cudaMemsetAsync(work, 0, sizeof(Real), stream));
+    return;
+  }
+  CUCTX_CUDA_CHECK(cudaMemsetAsync(work + kCounterOffset, 0, sizeof(unsigned int), stream));
   static_assert(kCuReduceThreads == 256, "SumKernel maps threads to 32 columns x 8 rows");
   const bool contiguous = d.rows == 1 || d.stride == d.cols;
   if (contiguous && internal::RowsAligned16(data, 0)) {

@@ -39,8 +39,7 @@ void CopyStrided(int32_t dim, const SrcReal* src, int64_t src_step, DstReal* dst
 
 // ---- in-place maps
 
-__device__ inline float DevPow(float x, float y) { return powf(x, y); }
-__device__ inline double DevPow(double x, double y) { return pow(x, y); }
+using internal::DevPow;
 
 template <typename Real>
 struct VectorMapOp {

@@ -1,10 +1,11 @@
-// cudamatrix/cu-row-reduce.cuh: device helpers of the neural-net kernels (.cu only): precision
-// overloads of the math functions, block and warp reductions, and the row-per-block /
+// cudamatrix/cu-row-reduce.cuh: device helpers of the neural-net kernels (.cu only): block and
+// warp reductions, and the row-per-block /
 // row-per-warp launch layout of row reductions.
 // SPDX-License-Identifier: Apache-2.0
 #ifndef CUCTX_CUDAMATRIX_CU_ROW_REDUCE_CUH_
 #define CUCTX_CUDAMATRIX_CU_ROW_REDUCE_CUH_
 
+#include "cudamatrix/cu-device-utils.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 
 #include <cstdint>
@@ -20,39 +21,10 @@ constexpr int kMaxRowBlocks = 65535;
 // Rows of at most this many columns get one warp each (8 rows per block) instead of a block.
 constexpr int32_t kWarpRowMaxCols = 128;
 
-__device__ inline float DevExp(float x) { return expf(x); }
-__device__ inline double DevExp(double x) { return exp(x); }
-__device__ inline float DevLog(float x) { return logf(x); }
-__device__ inline double DevLog(double x) { return log(x); }
-__device__ inline float DevLog1p(float x) { return log1pf(x); }
-__device__ inline double DevLog1p(double x) { return log1p(x); }
-__device__ inline float DevTanh(float x) { return tanhf(x); }
-__device__ inline double DevTanh(double x) { return tanh(x); }
-__device__ inline float DevSqrt(float x) { return sqrtf(x); }
-__device__ inline double DevSqrt(double x) { return sqrt(x); }
-__device__ inline float DevPow(float x, float y) { return powf(x, y); }
-__device__ inline double DevPow(double x, double y) { return pow(x, y); }
-__device__ inline float DevAbs(float x) { return fabsf(x); }
-__device__ inline double DevAbs(double x) { return fabs(x); }
-
-struct SumOp {
-  template <typename Real>
-  __device__ Real operator()(Real a, Real b) const {
-    return a + b;
-  }
-};
-struct MaxOp {
-  template <typename Real>
-  __device__ Real operator()(Real a, Real b) const {
-    return b > a ? b : a;
-  }
-};
-struct MinOp {
-  template <typename Real>
-  __device__ Real operator()(Real a, Real b) const {
-    return b < a ? b : a;
-  }
-};
+// The reduction functors of cu-device-utils.cuh, under the names the row kernels use.
+using SumOp = SumCombine;
+using MaxOp = MaxCombine;
+using MinOp = MinCombine;
 
 // Reduces over the 32 lanes of a warp (all lanes active); every lane gets the result.
 template <typename Real, typename Op>

@@ -19,19 +19,14 @@
 namespace cuctx {
 namespace {
 
+using test::ToHost;
+
 template <typename Real>
 using Guarded = test::GuardedCuMatrix<Real>;
 template <typename Real>
 using CuOp = std::function<void(CuMatrixBase<Real>*, const CuMatrixBase<Real>&)>;
 template <typename Real>
 using CpuOp = std::function<void(MatrixBase<Real>*, const MatrixBase<Real>&)>;
-
-template <typename Real>
-Matrix<Real> Fetch(const CuMatrixBase<Real>& m) {
-  Matrix<Real> h(m.NumRows(), m.NumCols(), kUndefined);
-  m.CopyToMat(&h);
-  return h;
-}
 
 // Element by element: |a - e| <= tol * max(1, |e|), infinities equal, NaN only against NaN. Unlike
 // a Frobenius check this is not dominated by the large special values.
@@ -93,14 +88,14 @@ void CheckMap(CuOp<Real> cu_op, CpuOp<Real> cpu_op, std::function<void(CuMatrixB
     Matrix<Real> expected(s.rows, s.cols);
     cpu_op(&expected, input);
     cu_op(&out.view, src.view);
-    EXPECT_TRUE(ElementsNear(Fetch(out.view), expected, tol));
+    EXPECT_TRUE(ElementsNear(ToHost(out.view), expected, tol));
     EXPECT_TRUE(out.BorderUnchanged());
-    EXPECT_TRUE(test::SameElements(Fetch(src.view), input)) << "src changed";
+    EXPECT_TRUE(test::SameElements(ToHost(src.view), input)) << "src changed";
     if (apply)
       apply(&src.view);
     else
       cu_op(&src.view, src.view);
-    EXPECT_TRUE(ElementsNear(Fetch(src.view), expected, tol)) << "in place";
+    EXPECT_TRUE(ElementsNear(ToHost(src.view), expected, tol)) << "in place";
     EXPECT_TRUE(src.BorderUnchanged());
   });
 }
@@ -198,11 +193,11 @@ TYPED_TEST(CuMatrixFunctionsTest, MaxMinOfMatricesMatchCpu) {
         expected.Min(ha);
         m.view.Min(a.view);
       }
-      EXPECT_TRUE(ElementsNear(Fetch(m.view), expected, 0)) << is_max;
+      EXPECT_TRUE(ElementsNear(ToHost(m.view), expected, 0)) << is_max;
       EXPECT_TRUE(m.BorderUnchanged());
       // A is *this: no change.
       m.view.Max(m.view);
-      EXPECT_TRUE(ElementsNear(Fetch(m.view), expected, 0)) << "aliased";
+      EXPECT_TRUE(ElementsNear(ToHost(m.view), expected, 0)) << "aliased";
     }
   });
 }
@@ -217,14 +212,14 @@ TYPED_TEST(CuMatrixFunctionsTest, AddMatMatElementsMatchesCpu) {
       Matrix<Real> expected = m.Host();
       expected.AddMatMatElements(Real(0.75), a.Host(), b.Host(), beta);
       m.view.AddMatMatElements(Real(0.75), a.view, b.view, beta);
-      EXPECT_TRUE(test::ExpectNear(Fetch(m.view), expected, test::Tol<Real>())) << beta;
+      EXPECT_TRUE(test::ExpectNear(ToHost(m.view), expected, test::Tol<Real>())) << beta;
       EXPECT_TRUE(m.BorderUnchanged());
     }
     // *this as A and B: this = 2 * this + this .* this.
     Matrix<Real> expected = a.Host();
     expected.AddMatMatElements(1, expected, expected, 2);
     a.view.AddMatMatElements(1, a.view, a.view, 2);
-    EXPECT_TRUE(test::ExpectNear(Fetch(a.view), expected, test::Tol<Real>())) << "aliased";
+    EXPECT_TRUE(test::ExpectNear(ToHost(a.view), expected, test::Tol<Real>())) << "aliased";
     EXPECT_TRUE(a.BorderUnchanged());
   });
 }
@@ -243,11 +238,11 @@ TYPED_TEST(CuMatrixFunctionsTest, SetMatMatDivMatMatchesCpuAndKeepsAWhereCIsZero
     Matrix<Real> expected(s.rows, s.cols);
     expected.SetMatMatDivMat(a.Host(), b.Host(), hc);
     m.view.SetMatMatDivMat(a.view, b.view, c.view);
-    EXPECT_TRUE(test::ExpectNear(Fetch(m.view), expected, test::Tol<Real>()));
+    EXPECT_TRUE(test::ExpectNear(ToHost(m.view), expected, test::Tol<Real>()));
     EXPECT_TRUE(m.BorderUnchanged());
     // *this as C.
     c.view.SetMatMatDivMat(a.view, b.view, c.view);
-    EXPECT_TRUE(test::ExpectNear(Fetch(c.view), expected, test::Tol<Real>())) << "aliased";
+    EXPECT_TRUE(test::ExpectNear(ToHost(c.view), expected, test::Tol<Real>())) << "aliased";
     EXPECT_TRUE(c.BorderUnchanged());
   });
 }
@@ -291,7 +286,7 @@ TYPED_TEST(CuMatrixFunctionsTest, VectorBroadcastsMatchCpu) {
           m.view.AddVecToCols(Real(2), cu_row, beta);
           break;
       }
-      EXPECT_TRUE(test::ExpectNear(Fetch(m.view), expected, test::Tol<Real>())) << "op " << op;
+      EXPECT_TRUE(test::ExpectNear(ToHost(m.view), expected, test::Tol<Real>())) << "op " << op;
       EXPECT_TRUE(m.BorderUnchanged()) << "op " << op;
     }
   });
@@ -311,7 +306,7 @@ TYPED_TEST(CuMatrixFunctionsTest, MulRowsGroupMatMatchesCpu) {
         Matrix<Real> expected = m.Host();
         expected.MulRowsGroupMat(src.Host());
         m.view.MulRowsGroupMat(src.view);
-        EXPECT_TRUE(test::ExpectNear(Fetch(m.view), expected, test::Tol<Real>()));
+        EXPECT_TRUE(test::ExpectNear(ToHost(m.view), expected, test::Tol<Real>()));
         EXPECT_TRUE(m.BorderUnchanged());
       }
     }
@@ -340,7 +335,7 @@ TYPED_TEST(CuMatrixFunctionsTest, AddMatBlocksMatchesCpu) {
         Matrix<Real> expected = m.Host();
         expected.AddMatBlocks(Real(-0.5), a.Host(), trans);
         m.view.AddMatBlocks(Real(-0.5), a.view, trans);
-        EXPECT_TRUE(test::ExpectNear(Fetch(m.view), expected, tol));
+        EXPECT_TRUE(test::ExpectNear(ToHost(m.view), expected, tol));
         EXPECT_TRUE(m.BorderUnchanged());
       }
 }
@@ -353,7 +348,7 @@ TYPED_TEST(CuMatrixFunctionsTest, AddToDiagMatchesCpu) {
     Matrix<Real> expected = m.Host();
     expected.AddToDiag(Real(2.5));
     m.view.AddToDiag(Real(2.5));
-    EXPECT_TRUE(test::SameElements(Fetch(m.view), expected));
+    EXPECT_TRUE(test::SameElements(ToHost(m.view), expected));
     EXPECT_TRUE(m.BorderUnchanged());
   });
 }

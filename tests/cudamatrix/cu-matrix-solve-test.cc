@@ -13,12 +13,7 @@
 namespace cuctx {
 namespace {
 
-template <typename Real>
-Matrix<Real> ToHost(const CuMatrixBase<Real>& m) {
-  Matrix<Real> h(m.NumRows(), m.NumCols(), kUndefined);
-  m.CopyToMat(&h);
-  return h;
-}
+using test::ToHost;
 
 const std::vector<int> kSizes = {1, 2, 63, 64, 65, 200};
 

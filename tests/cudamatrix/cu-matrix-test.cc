@@ -16,12 +16,7 @@
 namespace cuctx {
 namespace {
 
-template <typename Real>
-Matrix<Real> ToHost(const CuMatrixBase<Real>& m) {
-  Matrix<Real> h(m.NumRows(), m.NumCols(), kUndefined);
-  m.CopyToMat(&h);
-  return h;
-}
+using test::ToHost;
 
 template <typename Real>
 using GuardedMatrix = test::GuardedCuMatrix<Real>;

@@ -7,6 +7,7 @@
 #include "cudamatrix/cu-vector.h"
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
+#include "tests/cu-matrix-testing.h"
 #include "tests/matrix-testing.h"
 #include "tests/testing.h"
 
@@ -21,12 +22,7 @@
 namespace cuctx {
 namespace {
 
-template <typename Real>
-Matrix<Real> ToHost(const CuMatrixBase<Real>& m) {
-  Matrix<Real> h(m.NumRows(), m.NumCols(), kUndefined);
-  m.CopyToMat(&h);  // waits for this thread's stream
-  return h;
-}
+using test::ToHost;
 
 // A matrix made on one thread, with the host copy it must still equal on the thread that frees it.
 struct Parcel {

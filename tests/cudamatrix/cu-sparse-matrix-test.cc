@@ -23,12 +23,7 @@
 namespace cuctx {
 namespace {
 
-template <typename Real>
-Matrix<Real> ToHost(const CuMatrixBase<Real>& m) {
-  Matrix<Real> h(m.NumRows(), m.NumCols(), kUndefined);
-  m.CopyToMat(&h);
-  return h;
-}
+using test::ToHost;
 
 // A rows x cols sparse matrix whose elements are nonzero with probability `density`, with values
 // uniform in [-1, 1) (never exactly 0).

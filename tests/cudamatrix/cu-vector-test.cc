@@ -4,6 +4,7 @@
 
 #include "cudamatrix/cu-device.h"
 #include "matrix/vector.h"
+#include "tests/cu-matrix-testing.h"
 #include "tests/matrix-testing.h"
 
 #include <gtest/gtest.h>
@@ -13,14 +14,9 @@
 namespace cuctx {
 namespace {
 
-const std::vector<int> kDims = {0, 1, 17, 257, 4097};
+using test::ToHost;
 
-template <typename Real>
-Vector<Real> ToHost(const CuVectorBase<Real>& v) {
-  Vector<Real> h(v.Dim(), kUndefined);
-  v.CopyToVec(&h);
-  return h;
-}
+const std::vector<int> kDims = {0, 1, 17, 257, 4097};
 
 // A device vector with `kPad` guard elements on each side of the view under test.
 template <typename Real>
