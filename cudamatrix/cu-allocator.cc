@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // No CUDA here: the device is reached only through CuAllocatorUpstream, so everything in this file
-// is exercised by the CPU tests with HostAllocatorUpstream.
+// is exercised by the CPU tests with test::HostAllocatorUpstream.
 #include "cudamatrix/cu-allocator.h"
 
 #include "base/error.h"

@@ -58,7 +58,8 @@ struct CuAllocatorStats {
 //
 // Ownership: it owns its upstream (CuAllocatorUpstream) and every region obtained from it; the
 // destructor returns all regions, including blocks still in use (with a warning). CuDevice creates
-// one for the process with the CUDA upstream; tests create their own over HostAllocatorUpstream.
+// one for the process with the CUDA upstream; tests create their own over
+// test::HostAllocatorUpstream.
 //
 // Layout: memory comes from the upstream in large regions. Each region is cut into sub-regions of
 // --cuda-region-quantum-mb, numbered in creation order across regions. A region is a list of

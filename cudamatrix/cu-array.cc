@@ -5,7 +5,7 @@
 #include "base/io-funcs.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/internal/cu-storage.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include <type_traits>
 
 #if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #endif
 
 namespace cuctx {
@@ -48,14 +48,14 @@ void CuArrayBase<T>::Set(const T& value) {
   static_assert(std::is_trivially_copyable<T>::value, "CuArray needs trivially copyable T");
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice() && (sizeof(T) == 4 || sizeof(T) == 8)) {
+  if (internal::OnGpu() && (sizeof(T) == 4 || sizeof(T) == 8)) {
     uint64_t pattern = 0;
     std::memcpy(&pattern, &value, sizeof(T));
     LaunchFill(data_, dim_, static_cast<int32_t>(sizeof(T)), pattern,
                static_cast<CuStream>(CuDevice::Instantiate().Stream()));
     return;
   }
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     CopyFromVec(std::vector<T>(dim_, value));
     return;
   }

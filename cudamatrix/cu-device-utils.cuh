@@ -4,8 +4,8 @@
 #define CUCTX_CUDAMATRIX_CU_DEVICE_UTILS_CUH_
 
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-kernels.h"
 #include "cudamatrix/cu-matrixdim.h"
+#include "cudamatrix/internal/cu-kernels.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -23,7 +23,7 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/internal/cu-kernels.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>

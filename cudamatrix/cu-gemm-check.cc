@@ -15,9 +15,9 @@
 #include <vector>
 
 #if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-blas-wrappers.h"
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/internal/cu-blas-wrappers.h"
+#include "cudamatrix/internal/cu-storage.h"
 
 #include <cuda_runtime.h>
 #endif

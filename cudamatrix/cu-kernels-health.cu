@@ -2,7 +2,7 @@
 // pattern over a buffer, then count the words that do not read back).
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/internal/cu-kernels.h"
 
 namespace cuctx {
 namespace {

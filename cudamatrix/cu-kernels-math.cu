@@ -3,9 +3,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
-#include "cudamatrix/cu-kernels.h"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/cu-row-reduce.cuh"
+#include "cudamatrix/internal/cu-kernels.h"
 
 namespace cuctx {
 namespace {

@@ -1,7 +1,7 @@
 // cudamatrix/cu-kernels-misc.cu: small utility kernels (the no-op used to order streams).
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/internal/cu-kernels.h"
 
 namespace cuctx {
 

@@ -2,9 +2,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
-#include "cudamatrix/cu-kernels.h"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/cu-row-reduce.cuh"
+#include "cudamatrix/internal/cu-kernels.h"
 
 #include <climits>
 #include <type_traits>

@@ -3,8 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
-#include "cudamatrix/cu-kernels.h"
 #include "cudamatrix/cu-matrixdim.h"
+#include "cudamatrix/internal/cu-kernels.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,8 +2,8 @@
 // dense matrices and trace terms for CuSparseMatrix.
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-kernels.h"
 #include "cudamatrix/cu-matrixdim.h"
+#include "cudamatrix/internal/cu-kernels.h"
 
 #include <cuda_runtime.h>
 

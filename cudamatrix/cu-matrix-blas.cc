@@ -5,9 +5,9 @@
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
-#include "cudamatrix/cu-operand.h"
-#include "cudamatrix/cu-storage.h"
 #include "cudamatrix/cu-vector.h"
+#include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-storage.h"
 
 #include <functional>
 #include <sstream>
@@ -15,9 +15,9 @@
 #include <vector>
 
 #if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-blas-wrappers.h"
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/internal/cu-blas-wrappers.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #endif
 
 namespace cuctx {
@@ -78,7 +78,7 @@ void CuMatrixBase<Real>::AddMatMat(Real alpha, const CuMatrixBase<Real>& A,
     return;
   }
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, with the stored row-major
     // B and A read as column-major B^T and A^T; so B comes first and the ops keep their sense.
     CUCTX_CUBLAS_CHECK(internal::CublasGemm(
@@ -101,7 +101,7 @@ void CuMatrixBase<Real>::SymAddMat2(Real alpha, const CuMatrixBase<Real>& A,
                                   << " overlaps input A " << ShapeText(A);
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     // The row-major lower triangle is the column-major upper one. In column-major terms A is
     // stored as A^T, so op(A) op(A)^T is A_cm^T A_cm for kNoTrans (CUBLAS_OP_T) and A_cm A_cm^T
     // for kTrans (CUBLAS_OP_N). syrk with k == 0 scales the triangle by beta, as BLAS specifies.
@@ -132,7 +132,7 @@ void CuMatrixBase<Real>::AddDiagVecMat(Real alpha, const CuVectorBase<Real>& v,
       << ") overlaps this " << ShapeText(*this) << " other than as the same matrix";
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchAddDiagVecMat(Dim(), alpha, v.Data(), M.Data(), M.Stride(), transM == kTrans, beta, data_,
                         internal::ThreadStream());
     return;
@@ -156,7 +156,7 @@ void CuMatrixBase<Real>::AddMatDiagVec(Real alpha, const CuMatrixBase<Real>& M,
       << ") overlaps this " << ShapeText(*this) << " other than as the same matrix";
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchAddMatDiagVec(Dim(), alpha, M.Data(), M.Stride(), transM == kTrans, v.Data(), beta, data_,
                         internal::ThreadStream());
     return;
@@ -175,7 +175,7 @@ void CuMatrixBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& a,
       << "CuMatrix::AddVecVec: an input vector overlaps this " << ShapeText(*this);
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     // Column-major C^T (cols x rows) += alpha * b a^T.
     CUCTX_CUBLAS_CHECK(internal::CublasGer(internal::ThreadCublasHandle(), num_cols_, num_rows_,
                                            alpha, b.Data(), 1, a.Data(), 1, data_, stride_));
@@ -193,7 +193,7 @@ Real CuMatrixBase<Real>::TraceMatMatImpl(const CuMatrixBase<Real>& A, const CuMa
       << TransName(trans) << ") is not square";
   if (A.Empty()) return 0;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     const bool packed = A.Stride() == A.NumCols() && B.Stride() == B.NumCols();
     const int64 n = static_cast<int64>(A.NumRows()) * A.NumCols();
     if (trans == kTrans && packed && n <= (int64{1} << 31) - 1) {
@@ -235,7 +235,7 @@ void CuMatrixBase<Real>::AddMatMatBatchedImpl(Real alpha, std::vector<CuSubMatri
   if (C.empty() || C[0]->Empty()) return;
 #if CUCTX_HAVE_CUDA
   const MatrixIndexT k = OpCols(*A[0], transA);
-  if (internal::StorageOnDevice() && k > 0) {
+  if (internal::OnGpu() && k > 0) {
     const size_t n = C.size();
     // One array [B..., A..., C...] of device pointers; B first, as in AddMatMat.
     std::vector<const void*> h_ptrs(3 * n);
@@ -275,7 +275,7 @@ Real CuMatrixBase<Real>::VecMatVecImpl(const CuVectorBase<Real>& v1, const CuMat
       << "VecMatVec: shape mismatch: v1 has dimension " << v1.Dim() << ", M is " << ShapeText(M)
       << ", v2 has dimension " << v2.Dim();
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     CuVector<Real> mv(M.NumRows(), kUndefined);
     mv.AddMatVec(1, M, kNoTrans, v2, 0);
     return VecVec(v1, mv);

@@ -3,14 +3,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-kernels.h"
 #include "cudamatrix/cu-matrix.h"
-#include "cudamatrix/cu-operand.h"
 #include "cudamatrix/cu-vector.h"
+#include "cudamatrix/internal/cu-kernels.h"
+#include "cudamatrix/internal/cu-operand.h"
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-copy.h"
-#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/internal/cu-storage.h"
 #endif
 
 namespace cuctx {

@@ -6,8 +6,8 @@
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
-#include "cudamatrix/cu-operand.h"
-#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-storage.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -16,7 +16,7 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #endif
 
 namespace cuctx {

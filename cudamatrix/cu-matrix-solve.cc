@@ -4,11 +4,11 @@
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
-#include "cudamatrix/cu-operand.h"
 #include "cudamatrix/cu-packed-matrix.h"
 #include "cudamatrix/cu-sp-matrix.h"
-#include "cudamatrix/cu-storage.h"
 #include "cudamatrix/cu-tp-matrix.h"
+#include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-storage.h"
 
 #include <algorithm>
 #include <vector>
@@ -16,7 +16,7 @@
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-copy.h"
-#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/internal/cu-kernels.h"
 
 #include <cuda_runtime.h>
 #include <cusolverDn.h>

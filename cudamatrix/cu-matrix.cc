@@ -6,8 +6,8 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-operand.h"
-#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-storage.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,7 +17,7 @@
 #include <type_traits>
 
 #if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #endif
 
 namespace cuctx {
@@ -131,7 +131,7 @@ void CuMatrixBase<Real>::CopyFromMat(const CuMatrixBase<OtherReal>& src,
       << "CuMatrix::CopyFromMat: transposed source " << ShapeText(src.NumRows(), src.NumCols())
       << " overlaps destination " << ShapeText(num_rows_, num_cols_);
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     if (same_type && trans == kNoTrans) {
       internal::CopyStorage2D(data_, stride_ * sizeof(Real), src.Data(),
                               src.Stride() * sizeof(OtherReal), num_cols_ * sizeof(Real),
@@ -158,7 +158,7 @@ void CuMatrixBase<Real>::CopyFromMat(const MatrixBase<OtherReal>& src, MatrixTra
     return;
   }
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     // Transfer at the source's precision and layout; convert and transpose on the device.
     CuMatrix<OtherReal> staged(src.NumRows(), src.NumCols(), kUndefined);
     staged.CopyFromMat(src);
@@ -181,7 +181,7 @@ void CuMatrixBase<Real>::CopyToMat(MatrixBase<OtherReal>* dst, MatrixTransposeTy
     return;
   }
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     CuMatrix<OtherReal> converted(dst->NumRows(), dst->NumCols(), kUndefined);
     converted.CopyFromMat(*this, trans);
     converted.CopyToMat(dst);
@@ -203,7 +203,7 @@ template <typename Real>
 void CuMatrixBase<Real>::Set(Real value) {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchSetMat(Dim(), value, data_, internal::ThreadStream());
     return;
   }
@@ -215,7 +215,7 @@ template <typename Real>
 void CuMatrixBase<Real>::Add(Real value) {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchAddScalarMat(Dim(), value, data_, internal::ThreadStream());
     return;
   }
@@ -227,7 +227,7 @@ template <typename Real>
 void CuMatrixBase<Real>::Scale(Real alpha) {
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchScaleMat(Dim(), alpha, data_, internal::ThreadStream());
     return;
   }
@@ -244,7 +244,7 @@ void CuMatrixBase<Real>::AddMat(Real alpha, const CuMatrixBase<Real>& A,
       << " overlaps destination " << ShapeText(num_rows_, num_cols_);
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchAddMat(Dim(), alpha, A.Data(), A.Stride(), trans == kTrans, Real(1), data_,
                  internal::ThreadStream());
     return;
@@ -262,7 +262,7 @@ void CuMatrixBase<Real>::MulElements(const CuMatrixBase<Real>& A) {
   CheckCopyShape("CuMatrix::MulElements", num_rows_, num_cols_, A.NumRows(), A.NumCols(), kNoTrans);
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchMulElements(Dim(), A.Data(), A.Stride(), data_, internal::ThreadStream());
     return;
   }
@@ -275,7 +275,7 @@ void CuMatrixBase<Real>::DivElements(const CuMatrixBase<Real>& A) {
   CheckCopyShape("CuMatrix::DivElements", num_rows_, num_cols_, A.NumRows(), A.NumCols(), kNoTrans);
   if (Empty()) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchDivElements(Dim(), A.Data(), A.Stride(), data_, internal::ThreadStream());
     return;
   }
@@ -289,7 +289,7 @@ template <typename Real>
 Real CuMatrixBase<Real>::Sum() const {
   if (Empty()) return 0;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) return DeviceSum(Dim(), data_, false);
+  if (internal::OnGpu()) return DeviceSum(Dim(), data_, false);
 #endif
   return CpuView().Sum();
 }
@@ -298,7 +298,7 @@ template <typename Real>
 Real CuMatrixBase<Real>::FrobeniusNorm() const {
   if (Empty()) return 0;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) return std::sqrt(DeviceSum(Dim(), data_, true));
+  if (internal::OnGpu()) return std::sqrt(DeviceSum(Dim(), data_, true));
 #endif
   return CpuView().FrobeniusNorm();
 }

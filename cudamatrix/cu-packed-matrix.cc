@@ -6,9 +6,10 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-operand.h"
 #include "cudamatrix/cu-rand.h"
-#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/internal/cu-kernels.h"
+#include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-storage.h"
 
 #include <algorithm>
 #include <cstring>

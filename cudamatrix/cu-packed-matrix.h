@@ -4,17 +4,22 @@
 #ifndef CUCTX_CUDAMATRIX_CU_PACKED_MATRIX_H_
 #define CUCTX_CUDAMATRIX_CU_PACKED_MATRIX_H_
 
-#include "cudamatrix/cu-kernels.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-vector.h"
 #include "matrix/matrix-common.h"
 #include "matrix/packed-matrix.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <istream>
 #include <ostream>
 
 namespace cuctx {
+
+// Kernel-side operation codes (defined in cudamatrix/internal/cu-kernels.h).
+enum class PackedDiagOp : int32_t;
+enum class PackedLayout : int32_t;
+enum class PackSource : int32_t;
 
 // An n x n matrix of which only the lower triangle is stored, row by row, exactly as the CPU
 // PackedMatrix stores it: element (r, c), c <= r, at Data()[r (r + 1) / 2 + c], n (n + 1) / 2

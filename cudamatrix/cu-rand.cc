@@ -5,12 +5,12 @@
 
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-operand.h"
-#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-storage.h"
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/internal/cu-kernels.h"
 
 #include <curand.h>
 #endif

@@ -5,13 +5,14 @@
 
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-operand.h"
-#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/internal/cu-kernels.h"
+#include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-storage.h"
 #include "matrix/matrix.h"
 
 #if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-blas-wrappers.h"
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/internal/cu-blas-wrappers.h"
 
 #include <cublas_v2.h>
 #endif

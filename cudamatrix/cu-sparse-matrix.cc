@@ -8,9 +8,9 @@
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
-#include "cudamatrix/cu-operand.h"
-#include "cudamatrix/cu-storage.h"
 #include "cudamatrix/cu-vector.h"
+#include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-storage.h"
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
 
@@ -21,7 +21,7 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/internal/cu-kernels.h"
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -217,7 +217,7 @@ void CuSparseMatrix<Real>::InitOneHot(const CuArray<int32>& indexes,
   // The first entry at or above dim, for the error message (n when there is none).
   int32 bad = n;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     if (n == 0) {
       AllocateCsr(0, 0, 0);
       return;
@@ -275,7 +275,7 @@ template <typename Real>
 template <typename OtherReal>
 void CuSparseMatrix<Real>::CopyFromSmat(const SparseMatrix<OtherReal>& smat) {
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     const MatrixIndexT rows = smat.NumRows(), nnz = smat.NumElements();
     std::vector<int32> h_offsets(rows > 0 ? rows + 1 : 0), h_cols(nnz);
     Vector<Real> h_values(nnz, kUndefined);
@@ -305,7 +305,7 @@ void CuSparseMatrix<Real>::CopyFromSmat(const CuSparseMatrix<Real>& other,
                                         MatrixTransposeType trans) {
   if (&other == this && trans == kNoTrans) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     CuSparseMatrix<Real> out;
     if (trans == kNoTrans) {
       out.AllocateCsr(other.num_rows_, other.num_cols_, other.nnz_);
@@ -349,7 +349,7 @@ template <typename OtherReal>
 void CuSparseMatrix<Real>::CopyToSmat(SparseMatrix<OtherReal>* smat) const {
   CUCTX_CHECK(smat != nullptr) << "CuSparseMatrix::CopyToSmat: null destination";
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     std::vector<int32> h_offsets, h_cols;
     row_offsets_.CopyToVec(&h_offsets);
     col_indexes_.CopyToVec(&h_cols);
@@ -376,7 +376,7 @@ void CuSparseMatrix<Real>::SelectRows(const CuArray<int32>& row_indexes,
   const int32 n = row_indexes.Dim();
   int32 bad = n;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     CuSparseMatrix<Real> out;
     if (n == 0) {
       Swap(&out);
@@ -442,7 +442,7 @@ template <typename Real>
 Real CuSparseMatrix<Real>::Sum() const {
   if (nnz_ == 0) return 0;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) return values_.Sum();
+  if (internal::OnGpu()) return values_.Sum();
 #endif
   return host_.Sum();
 }
@@ -451,7 +451,7 @@ template <typename Real>
 Real CuSparseMatrix<Real>::FrobeniusNorm() const {
   if (nnz_ == 0) return 0;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) return std::sqrt(VecVec(values_, values_));
+  if (internal::OnGpu()) return std::sqrt(VecVec(values_, values_));
 #endif
   return host_.FrobeniusNorm();
 }
@@ -467,7 +467,7 @@ void CuSparseMatrix<Real>::CopyToMat(CuMatrixBase<OtherReal>* M, MatrixTranspose
   M->SetZero();
   if (nnz_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchCsrScatter(num_rows_, CsrRowOffsets(), CsrColIndexes(), CsrValues(), trans == kTrans,
                      Real(1), false, M->Dim(), M->Data(), internal::ThreadStream());
     return;
@@ -480,7 +480,7 @@ void CuSparseMatrix<Real>::CopyToMat(CuMatrixBase<OtherReal>* M, MatrixTranspose
 template <typename Real>
 void CuSparseMatrix<Real>::Write(std::ostream& os, bool binary) const {
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     SparseMatrix<Real> h;
     CopyToSmat(&h);
     h.Write(os, binary);
@@ -507,7 +507,7 @@ void CuMatrixBase<Real>::AddSmat(Real alpha, const CuSparseMatrix<Real>& A,
       << ShapeText(*this);
   if (Empty() || A.NumElements() == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchCsrScatter(A.NumRows(), A.CsrRowOffsets(), A.CsrColIndexes(), A.CsrValues(),
                      trans == kTrans, alpha, true, Dim(), data_, internal::ThreadStream());
     return;
@@ -537,7 +537,7 @@ void CuMatrixBase<Real>::AddSmatMat(Real alpha, const CuSparseMatrix<Real>& A,
     return;
   }
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     if (beta == 0) SetZero();  // cuSPARSE may read C even when beta == 0
     // Row-major throughout: C (m x n, ld = stride) = alpha * op(A) B + C, with B k x n row-major
     // (ld = B.Stride()).
@@ -572,7 +572,7 @@ void CuMatrixBase<Real>::AddMatSmat(Real alpha, const CuMatrixBase<Real>& A,
     return;
   }
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     if (beta == 0) SetZero();  // cuSPARSE may read C even when beta == 0
     // cuSPARSE multiplies sparse on the left, so use C^T = op(B)^T A^T. A row-major matrix read
     // as column-major with the same ld is its transpose, so A^T and C^T are A and this described
@@ -602,7 +602,7 @@ Real TraceMatSmat(const CuMatrixBase<Real>& A, const CuSparseMatrix<Real>& B,
       << " is not square";
   if (B.NumElements() == 0) return 0;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     CuVector<Real> terms(B.NumElements(), kUndefined);
     LaunchCsrTraceTerms(B.NumRows(), B.CsrRowOffsets(), B.CsrColIndexes(), B.CsrValues(), A.Dim(),
                         A.Data(), trans == kTrans, terms.Data(), internal::ThreadStream());

@@ -1,6 +1,6 @@
 // cudamatrix/cu-storage.cc: raw storage for the Cu containers (device or host, by the GPU mode).
 // SPDX-License-Identifier: Apache-2.0
-#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/internal/cu-storage.h"
 
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
@@ -20,11 +20,13 @@ namespace internal {
 
 CuStream ThreadStream() { return static_cast<CuStream>(CuDevice::Instantiate().Stream()); }
 
-bool StorageOnDevice() { return CuDevice::Instantiate().Enabled(); }
+#if CUCTX_HAVE_CUDA
+bool OnGpu() { return CuDevice::Instantiate().Enabled(); }
+#endif
 
 void* AllocStorage(size_t bytes) {
   if (bytes == 0) return nullptr;
-  if (StorageOnDevice()) return CuDevice::Instantiate().Malloc(bytes);
+  if (OnGpu()) return CuDevice::Instantiate().Malloc(bytes);
   void* p = std::aligned_alloc(16, (bytes + 15) / 16 * 16);
   if (p == nullptr) throw std::bad_alloc();
   return p;
@@ -33,7 +35,7 @@ void* AllocStorage(size_t bytes) {
 void* AllocPitchedStorage(size_t row_bytes, size_t rows, size_t elem_size, size_t* pitch) {
   *pitch = row_bytes;
   if (row_bytes == 0 || rows == 0) return nullptr;
-  if (StorageOnDevice()) {
+  if (OnGpu()) {
     void* p = CuDevice::Instantiate().MallocPitch(row_bytes, rows, pitch);
     CUCTX_ASSERT(*pitch % elem_size == 0);
     return p;
@@ -49,7 +51,7 @@ void* AllocPitchedStorage(size_t row_bytes, size_t rows, size_t elem_size, size_
 
 void FreeStorage(void* p) noexcept {
   if (p == nullptr) return;
-  if (StorageOnDevice()) {
+  if (OnGpu()) {
     try {
       CuDevice::Instantiate().Free(p);
     } catch (const std::exception& e) {
@@ -63,7 +65,7 @@ void FreeStorage(void* p) noexcept {
 void ZeroStorage2D(void* p, size_t pitch, size_t row_bytes, size_t rows) {
   if (row_bytes == 0 || rows == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (StorageOnDevice()) {
+  if (OnGpu()) {
     if (rows == 1 || pitch == row_bytes)
       CUCTX_CUDA_CHECK(cudaMemsetAsync(p, 0, row_bytes * rows, cudaStreamPerThread));
     else
@@ -79,7 +81,7 @@ void CopyStorage2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitc
                    size_t rows) {
   if (row_bytes == 0 || rows == 0 || dst == src) return;
 #if CUCTX_HAVE_CUDA
-  if (StorageOnDevice()) {
+  if (OnGpu()) {
     if (rows == 1 || (dst_pitch == row_bytes && src_pitch == row_bytes))
       CUCTX_CUDA_CHECK(cudaMemcpyAsync(dst, src, row_bytes * rows, cudaMemcpyDeviceToDevice,
                                        cudaStreamPerThread));

@@ -4,9 +4,10 @@
 
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-operand.h"
 #include "cudamatrix/cu-sp-matrix.h"
-#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/internal/cu-kernels.h"
+#include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-storage.h"
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-copy.h"

@@ -4,16 +4,16 @@
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
-#include "cudamatrix/cu-operand.h"
-#include "cudamatrix/cu-storage.h"
 #include "cudamatrix/cu-vector.h"
+#include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-storage.h"
 
 #include <functional>
 
 #if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-blas-wrappers.h"
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/internal/cu-blas-wrappers.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #endif
 
 namespace cuctx {
@@ -43,7 +43,7 @@ void CuVectorBase<Real>::AddMatVec(Real alpha, const CuMatrixBase<Real>& M,
     return;
   }
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     // The row-major M is the column-major M^T (NumCols() x NumRows(), leading dimension Stride()),
     // so M v is CUBLAS_OP_T on it and M^T v is CUBLAS_OP_N.
     CUCTX_CUBLAS_CHECK(internal::CublasGemv(
@@ -67,7 +67,7 @@ void CuVectorBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& v,
       << ") without being it";
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchAddVecVec(dim_, alpha, v.Data(), r.Data(), beta, data_, internal::ThreadStream());
     return;
   }
@@ -80,7 +80,7 @@ Real CuVectorBase<Real>::VecVecImpl(const CuVectorBase<Real>& a, const CuVectorB
   CUCTX_CHECK(a.Dim() == b.Dim()) << "VecVec: dimension mismatch: " << a.Dim() << " vs " << b.Dim();
   if (a.Dim() == 0) return 0;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     Real result = 0;  // a host result: cuBLAS waits for the stream before returning
     CUCTX_CUBLAS_CHECK(internal::CublasDot(internal::ThreadCublasHandle(), a.Dim(), a.Data(), 1,
                                            b.Data(), 1, &result));

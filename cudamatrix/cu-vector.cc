@@ -5,16 +5,16 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-operand.h"
-#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-storage.h"
 
 #include <algorithm>
 #include <type_traits>
 #include <utility>
 
 #if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-kernels.h"
 #include "cudamatrix/cu-matrixdim.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #endif
 
 namespace cuctx {
@@ -58,7 +58,7 @@ void CuVectorBase<Real>::CopyFromVec(const CuVectorBase<OtherReal>& src) {
   CheckSameDim("CuVector::CopyFromVec", dim_, src.Dim());
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     if (std::is_same<Real, OtherReal>::value) {
       internal::CopyStorage2D(data_, 0, src.Data(), 0, dim_ * sizeof(Real), 1);
     } else {
@@ -80,7 +80,7 @@ void CuVectorBase<Real>::CopyFromVec(const VectorBase<OtherReal>& src) {
     return;
   }
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     CuVector<OtherReal> staged(src);  // transfer at the source precision, convert on the device
     CopyFromVec(staged);
     return;
@@ -99,7 +99,7 @@ void CuVectorBase<Real>::CopyToVec(VectorBase<OtherReal>* dst) const {
     return;
   }
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     CuVector<OtherReal> converted(*this);
     converted.CopyToVec(dst);
     return;
@@ -118,7 +118,7 @@ template <typename Real>
 void CuVectorBase<Real>::Set(Real value) {
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchSetMat(VecDim(dim_), value, data_, internal::ThreadStream());
     return;
   }
@@ -130,7 +130,7 @@ template <typename Real>
 void CuVectorBase<Real>::Add(Real value) {
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchAddScalarMat(VecDim(dim_), value, data_, internal::ThreadStream());
     return;
   }
@@ -142,7 +142,7 @@ template <typename Real>
 void CuVectorBase<Real>::Scale(Real alpha) {
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchScaleMat(VecDim(dim_), alpha, data_, internal::ThreadStream());
     return;
   }
@@ -155,7 +155,7 @@ void CuVectorBase<Real>::AddVec(Real alpha, const CuVectorBase<Real>& v, Real be
   CheckSameDim("CuVector::AddVec", dim_, v.Dim());
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchAddMat(VecDim(dim_), alpha, v.Data(), dim_, false, beta, data_, internal::ThreadStream());
     return;
   }
@@ -174,7 +174,7 @@ void CuVectorBase<Real>::MulElements(const CuVectorBase<Real>& v) {
   CheckSameDim("CuVector::MulElements", dim_, v.Dim());
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::StorageOnDevice()) {
+  if (internal::OnGpu()) {
     LaunchMulElements(VecDim(dim_), v.Data(), dim_, data_, internal::ThreadStream());
     return;
   }

@@ -38,4 +38,22 @@ if [ "$(cat "$tmp/out.txt")" != "$expected" ]; then
   echo "unexpected output from the outside program:"; cat "$tmp/out.txt"
   exit 1
 fi
-echo "outside program built with pkg-config and ran correctly"
+# The public headers stand alone for an outside program; the private ones are not installed.
+inc="$tmp/prefix/include/cuctx"
+if [ -e "$inc/cudamatrix/internal" ] || [ -n "$(find "$inc" -name '*-internal.h' -o -name '*.cuh')" ]; then
+  echo "private headers were installed:"; find "$inc" -path '*internal*' -o -name '*.cuh'
+  exit 1
+fi
+for h in $(cd "$inc" && find . -name '*.h' | sed 's#^\./##' | sort); do
+  echo "#include \"$h\"" >"$tmp/one.cc"
+  if ! g++ -fsyntax-only "$tmp/one.cc" $(pkg-config --cflags cuctx) 2>"$tmp/one.err"; then
+    echo "installed header $h does not compile on its own:"; head -5 "$tmp/one.err"
+    exit 1
+  fi
+done
+echo '#include "cudamatrix/internal/cu-kernels.h"' >"$tmp/private.cc"
+if g++ -fsyntax-only "$tmp/private.cc" $(pkg-config --cflags cuctx) 2>/dev/null; then
+  echo "an outside program could include cudamatrix/internal/cu-kernels.h"
+  exit 1
+fi
+echo "outside program built with pkg-config and ran correctly (public headers stand alone, private ones unreachable)"

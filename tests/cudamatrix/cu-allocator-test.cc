@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/options-itf.h"
 #include "tests/cudamatrix/allocator-conformance.h"
+#include "tests/cudamatrix/host-allocator-upstream.h"
 #include "tests/testing.h"
 
 #include <algorithm>
@@ -25,6 +26,8 @@
 
 namespace cuctx {
 namespace {
+
+using test::HostAllocatorUpstream;
 
 constexpr size_t kKiB = size_t{1} << 10;
 constexpr size_t kMiB = size_t{1} << 20;

@@ -6,9 +6,9 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-kernels.h"
 #include "cudamatrix/cu-nvml.h"
-#include "cudamatrix/cu-storage.h"
+#include "cudamatrix/internal/cu-kernels.h"
+#include "cudamatrix/internal/cu-storage.h"
 #include "tests/testing.h"
 
 #include <cctype>

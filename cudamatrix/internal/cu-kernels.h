@@ -1,11 +1,11 @@
-// cudamatrix/cu-kernels.h: host-callable kernel launchers, plain C++ (no CUDA header needed).
-// SPDX-License-Identifier: Apache-2.0
+// cudamatrix/internal/cu-kernels.h: host-callable kernel launchers, plain C++ (no CUDA header
+// needed). SPDX-License-Identifier: Apache-2.0
 //
 // Each launcher computes its own grid, launches on the given stream (asynchronous; it returns
 // before the kernel finishes) and checks the launch with CUCTX_CUDA_CHECK_LAUNCH. Definitions live
 // in cu-kernels-<family>.cu and exist only in CUDA builds; call them under `#if CUCTX_HAVE_CUDA`.
-#ifndef CUCTX_CUDAMATRIX_CU_KERNELS_H_
-#define CUCTX_CUDAMATRIX_CU_KERNELS_H_
+#ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_KERNELS_H_
+#define CUCTX_CUDAMATRIX_INTERNAL_CU_KERNELS_H_
 
 #include "cudamatrix/cu-matrixdim.h"
 
@@ -598,4 +598,4 @@ void LaunchMemPatternVerify(const uint64_t* d_words, int64_t count, MemPattern p
 
 }  // namespace cuctx
 
-#endif  // CUCTX_CUDAMATRIX_CU_KERNELS_H_
+#endif  // CUCTX_CUDAMATRIX_INTERNAL_CU_KERNELS_H_

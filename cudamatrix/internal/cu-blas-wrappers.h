@@ -1,5 +1,5 @@
-// cudamatrix/cu-blas-wrappers.h: float/double overloads of the cuBLAS calls the BLAS family uses.
-// SPDX-License-Identifier: Apache-2.0
+// cudamatrix/internal/cu-blas-wrappers.h: float/double overloads of the cuBLAS calls the BLAS
+// family uses. SPDX-License-Identifier: Apache-2.0
 //
 // Private to cudamatrix/ (cu-matrix-blas.cc, cu-vector-blas.cc). Each overload forwards to the
 // S or D routine of the same name and returns its status, so that callers stay templated on Real
@@ -7,8 +7,8 @@
 // translate row-major shapes. Scalars are passed by host pointer, so the handle must be in
 // CUBLAS_POINTER_MODE_HOST (cuBLAS's default, and the only mode CuDevice uses). In a build
 // without CUDA this header declares nothing.
-#ifndef CUCTX_CUDAMATRIX_CU_BLAS_WRAPPERS_H_
-#define CUCTX_CUDAMATRIX_CU_BLAS_WRAPPERS_H_
+#ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_BLAS_WRAPPERS_H_
+#define CUCTX_CUDAMATRIX_INTERNAL_CU_BLAS_WRAPPERS_H_
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-device.h"
@@ -84,4 +84,4 @@ inline cublasComputeType_t CublasComputeType(double) { return CUBLAS_COMPUTE_64F
 }  // namespace cuctx
 
 #endif  // CUCTX_HAVE_CUDA
-#endif  // CUCTX_CUDAMATRIX_CU_BLAS_WRAPPERS_H_
+#endif  // CUCTX_CUDAMATRIX_INTERNAL_CU_BLAS_WRAPPERS_H_

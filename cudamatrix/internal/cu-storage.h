@@ -1,21 +1,26 @@
-// cudamatrix/cu-storage.h: raw storage for the Cu containers (device or host, by the GPU mode).
-// SPDX-License-Identifier: Apache-2.0
+// cudamatrix/internal/cu-storage.h: raw storage for the Cu containers (device or host, by the GPU
+// mode). SPDX-License-Identifier: Apache-2.0
 //
 // Used by CuArray, CuVector and CuMatrix so that the choice "device memory when a GPU is selected,
 // aligned host memory otherwise" is made in one place. All device work is asynchronous on this
 // thread's stream (cudaStreamPerThread). Not meant for use outside cudamatrix/.
-#ifndef CUCTX_CUDAMATRIX_CU_STORAGE_H_
-#define CUCTX_CUDAMATRIX_CU_STORAGE_H_
+#ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_STORAGE_H_
+#define CUCTX_CUDAMATRIX_INTERNAL_CU_STORAGE_H_
 
-#include "cudamatrix/cu-kernels.h"
+#include "cudamatrix/internal/cu-kernels.h"
 
 #include <cstddef>
 
 namespace cuctx {
 namespace internal {
 
-// True when the containers live on the GPU (CuDevice::Instantiate().Enabled()).
-bool StorageOnDevice();
+// The one predicate for "GPU or CPU" in the Cu containers: true when they live on the GPU
+// (CuDevice::Instantiate().Enabled()). Constant false in a build without CUDA.
+#if CUCTX_HAVE_CUDA
+bool OnGpu();
+#else
+constexpr bool OnGpu() { return false; }
+#endif
 
 // `bytes` bytes from CuDevice::Malloc in GPU mode, else 16-byte aligned host memory; nullptr for
 // zero bytes. Throws cuctx::OutOfMemory / std::bad_alloc on failure.
@@ -46,6 +51,26 @@ class ScopedStorage {
 // The calling thread's stream (cudaStreamPerThread), on which every kernel launcher runs.
 CuStream ThreadStream();
 
+// The GPU branch of a Cu method whose device work is kernel launches and cuctx helpers: in GPU mode
+// calls launch(ThreadStream()), which queues the work on this thread's stream, and returns true;
+// otherwise returns false and the caller runs its CPU fallback. A typical method reads:
+//   check the arguments; if (Empty()) return;
+//   if (internal::RunOnGpu([&](CuStream s) { LaunchScale(Dim(), alpha, data_, s); })) return;
+//   CpuView().Scale(alpha);
+// In a build without CUDA `launch` is never called (nor emitted), so it may name the launchers of
+// cu-kernels.h, which only CUDA builds define. Branches that call CUDA libraries directly (cuBLAS,
+// cuSOLVER, the runtime) stay under `#if CUCTX_HAVE_CUDA` with `if (internal::OnGpu())`.
+template <typename Launch>
+bool RunOnGpu([[maybe_unused]] Launch&& launch) {
+#if CUCTX_HAVE_CUDA
+  if (OnGpu()) {
+    launch(ThreadStream());
+    return true;
+  }
+#endif
+  return false;
+}
+
 // Sets `rows` rows of `row_bytes` bytes (at `pitch` apart) to zero bytes.
 void ZeroStorage2D(void* p, size_t pitch, size_t row_bytes, size_t rows);
 
@@ -56,4 +81,4 @@ void CopyStorage2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitc
 }  // namespace internal
 }  // namespace cuctx
 
-#endif  // CUCTX_CUDAMATRIX_CU_STORAGE_H_
+#endif  // CUCTX_CUDAMATRIX_INTERNAL_CU_STORAGE_H_

@@ -1,11 +1,11 @@
-// cudamatrix/cu-operand.h: argument checks and small views shared by the Cu container sources
-// (shape text for error messages, overlap tests, host views for the CPU fallback).
+// cudamatrix/internal/cu-operand.h: argument checks and small views shared by the Cu container
+// sources (shape text for error messages, overlap tests, host views for the CPU fallback).
 // SPDX-License-Identifier: Apache-2.0
 //
 // Internal to the cudamatrix/*.cc files; not part of the public API. Everything here is a pure
 // function of its arguments (no device work, no state), so it is safe from any thread.
-#ifndef CUCTX_CUDAMATRIX_CU_OPERAND_H_
-#define CUCTX_CUDAMATRIX_CU_OPERAND_H_
+#ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_OPERAND_H_
+#define CUCTX_CUDAMATRIX_INTERNAL_CU_OPERAND_H_
 
 #include "base/error.h"
 #include "cudamatrix/cu-matrix.h"
@@ -96,4 +96,4 @@ SubVector<Real> HostView(const CuVectorBase<Real>& v) {
 }  // namespace internal
 }  // namespace cuctx
 
-#endif  // CUCTX_CUDAMATRIX_CU_OPERAND_H_
+#endif  // CUCTX_CUDAMATRIX_INTERNAL_CU_OPERAND_H_
