@@ -1,7 +1,10 @@
 # Makefile: cuctx build targets. Flags and rules live in common.mk; sources in */module.mk.
 # Quick start: `make run` (install missing packages, build, check the GPU) and `make test`.
 
-MODULES := base matrix cudamatrix
+# LIB_MODULES make up libcuctx.so and are installed; cutool/ (the bin/ tools' frame and the health
+# check) is linked into bin/ and tests only. Order matters: a module links against those before it.
+LIB_MODULES := base matrix cudamatrix
+MODULES := $(LIB_MODULES) cutool
 .DEFAULT_GOAL := all
 
 include common.mk
@@ -12,7 +15,7 @@ TEST_SUPPORT_OBJS := $(addprefix $(OBJ)/tests/,$(tests_SUPPORT:.cc=.o))
 TOOL_BINS := $(addprefix $(BUILD)/bin/,$(basename $(bin_TOOLS)))
 SHARED_LIB := $(LIB)/libcuctx.so
 ALL_OBJS += $(TEST_SUPPORT_OBJS) $(addprefix $(OBJ)/bin/,$(bin_TOOLS:.cc=.o))
-MODULE_OBJS := $(foreach m,$(MODULES),$($(m)_OBJS))
+MODULE_OBJS := $(foreach m,$(LIB_MODULES),$($(m)_OBJS))
 
 # Objects made by chained pattern rules are kept (make would delete them as intermediates).
 .SECONDARY:
@@ -59,7 +62,7 @@ test-both: all
 	@CUCTX_TEST_GPU=yes tools/run-tests.sh $(TEST_BINS)
 
 install: libs
-	@tools/install.sh "$(PREFIX)" "$(BUILD)" "$(CUDA)" "$(CUDA_HOME)"
+	@tools/install.sh "$(PREFIX)" "$(BUILD)" "$(CUDA)" "$(CUDA_HOME)" "$(LIB_MODULES)"
 
 print-config:
 	@echo "CUDA=$(CUDA) CUDA_HOME=$(CUDA_HOME) CUDA_ARCH=$(CUDA_ARCH) VARIANT=$(VARIANT) BUILD=$(BUILD)"

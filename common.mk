@@ -80,8 +80,9 @@ $(OBJ)/%.o: %.cu $(FLAGS_STAMP)
 	@$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 
 # ---- per-module rules: $(1) is the folder name --------------------------------------------------
-# A module.mk sets <dir>_SRCS (.cc), <dir>_CU (.cu, built only with CUDA=1), <dir>_TESTS (sources
-# under tests/<dir>/) and <dir>_DEPS (modules it links against).
+# A module.mk sets <dir>_SRCS (.cc), <dir>_CU (.cu, built only with CUDA=1) and <dir>_TESTS (sources
+# under tests/<dir>/). Link order comes from the order of MODULES in the Makefile: each archive is
+# put in front of ALL_LIBS, so a module may use the modules listed before it.
 define MODULE_RULES
 $(1)_OBJS := $$(addprefix $$(OBJ)/$(1)/,$$($(1)_SRCS:.cc=.o))
 ifeq ($$(CUDA),1)

@@ -2,4 +2,3 @@
 base_SRCS  := error.cc io-funcs.cc math-utils.cc parse-options.cc random.cc text-utils.cc timer.cc
 base_TESTS := error-test.cc io-funcs-test.cc math-utils-test.cc parse-options-test.cc \
               random-test.cc text-utils-test.cc timer-test.cc
-base_DEPS  :=

@@ -1,6 +1,6 @@
 // bin/copy-vector.cc: copies a Kaldi vector, converting between binary/text and float/double.
 // SPDX-License-Identifier: Apache-2.0
-#include "cudamatrix/cu-tool.h"
+#include "cutool/tool.h"
 #include "matrix/vector.h"
 
 #include <string>

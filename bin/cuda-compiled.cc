@@ -1,6 +1,6 @@
 // bin/cuda-compiled.cc: exit status 0 when cuctx was built with CUDA, 1 when not (as Kaldi's).
 // SPDX-License-Identifier: Apache-2.0
-#include "cudamatrix/cu-tool.h"
+#include "cutool/tool.h"
 
 namespace {
 

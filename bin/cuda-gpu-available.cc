@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-gemm-check.h"
-#include "cudamatrix/cu-tool.h"
+#include "cutool/tool.h"
 
 #include <cstdio>
 #include <exception>

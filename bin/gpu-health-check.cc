@@ -2,8 +2,8 @@
 // and says whether it is healthy, for people, cluster prologues and monitoring.
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
-#include "cudamatrix/cu-health.h"
-#include "cudamatrix/cu-tool.h"
+#include "cutool/health.h"
+#include "cutool/tool.h"
 
 #include <cstdio>
 #include <fstream>

@@ -1,7 +1,7 @@
 // bin/matrix-info.cc: prints the shape, storage format and value statistics of a Kaldi matrix.
 // SPDX-License-Identifier: Apache-2.0
 #include "base/io-funcs.h"
-#include "cudamatrix/cu-tool.h"
+#include "cutool/tool.h"
 #include "matrix/compressed-matrix.h"
 #include "matrix/matrix.h"
 

@@ -3,7 +3,7 @@
 #include "base/timer.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
-#include "cudamatrix/cu-tool.h"
+#include "cutool/tool.h"
 #include "matrix/matrix.h"
 
 #include <cstdio>

@@ -7,8 +7,6 @@ cudamatrix_CU    := cu-kernels-misc.cu cu-kernels-copy.cu cu-kernels-elementwise
 cudamatrix_TESTS := cu-device-test.cc cu-allocator-test.cc cu-pinned-test.cc cu-copy-test.cc \
                     pinned-matrix-test.cc cu-array-test.cc cu-vector-test.cc cu-matrix-test.cc \
                     cu-multithread-test.cc
-cudamatrix_DEPS  := matrix base
-cudamatrix_SRCS  += cu-tool.cc
 # BLAS family
 cudamatrix_SRCS  += cu-matrix-blas.cc cu-vector-blas.cc
 cudamatrix_CU    += cu-kernels-blas.cu
@@ -45,8 +43,3 @@ cudamatrix_TESTS += cu-rand-test.cc cu-matrix-solve-test.cc cu-sp-matrix-test.cc
 cudamatrix_SRCS  += cu-sparse-matrix.cc
 cudamatrix_CU    += cu-kernels-sparse.cu
 cudamatrix_TESTS += cu-sparse-matrix-test.cc
-
-# health-check family
-cudamatrix_SRCS  += cu-nvml.cc cu-health.cc
-cudamatrix_CU    += cu-kernels-health.cu
-cudamatrix_TESTS += cu-health-test.cc

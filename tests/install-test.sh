@@ -44,6 +44,11 @@ if [ -e "$inc/cudamatrix/internal" ] || [ -n "$(find "$inc" -name '*-internal.h'
   echo "private headers were installed:"; find "$inc" -path '*internal*' -o -name '*.cuh'
   exit 1
 fi
+# cutool/ (the bin/ tools' frame and health check) is not part of the installed library.
+if [ -e "$inc/cutool" ] || [ -e "$tmp/prefix/lib/libcuctx-cutool.a" ]; then
+  echo "cutool/ was installed:"; find "$inc/cutool" "$tmp/prefix/lib" -name '*cutool*'
+  exit 1
+fi
 for h in $(cd "$inc" && find . -name '*.h' | sed 's#^\./##' | sort); do
   echo "#include \"$h\"" >"$tmp/one.cc"
   if ! g++ -fsyntax-only "$tmp/one.cc" $(pkg-config --cflags cuctx) 2>"$tmp/one.err"; then

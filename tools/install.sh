@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # tools/install.sh: installs headers, libraries and cuctx.pc under a prefix (called by `make install`).
-# Usage: tools/install.sh PREFIX BUILD_DIR CUDA(0|1) CUDA_HOME
+# Usage: tools/install.sh PREFIX BUILD_DIR CUDA(0|1) CUDA_HOME "MODULES"
+# Only the library modules are installed (the Makefile's LIB_MODULES): their public headers (not
+# internal/) and archives. cutool/ is support for bin/ and is left out.
 set -eu
-if [ $# -ne 4 ]; then
-  echo "usage: $0 PREFIX BUILD_DIR CUDA CUDA_HOME" >&2
+if [ $# -ne 5 ]; then
+  echo "usage: $0 PREFIX BUILD_DIR CUDA CUDA_HOME \"MODULES\"" >&2
   exit 2
 fi
-prefix=$1 build=$2 cuda=$3 cuda_home=$4
+prefix=$1 build=$2 cuda=$3 cuda_home=$4 modules=$5
 mkdir -p "$prefix/lib/pkgconfig"
 prefix=$(cd "$prefix" && pwd)
-for dir in base matrix cudamatrix; do
+for dir in $modules; do
   mkdir -p "$prefix/include/cuctx/$dir"
   install -m 644 "$dir"/*.h "$prefix/include/cuctx/$dir/"
+  install -m 644 "$build/lib/libcuctx-$dir.a" "$prefix/lib/"
 done
-install -m 644 "$build"/lib/libcuctx-*.a "$prefix/lib/"
 install -m 755 "$build/lib/libcuctx.so" "$prefix/lib/"
 extra_cflags=""
 if [ "$cuda" = 1 ]; then extra_cflags="-I$cuda_home/include -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1"; fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tools/lint.sh: checks that need no compiler run of the whole tree:
-#   1. every public header compiles on its own (with CUDA=0 flags, as users without CUDA see it);
+#   1. every header (public, internal/ and cutool/) compiles on its own with CUDA=0 flags;
 #   2. cudaMalloc/cudaFree appear only in the allocator, cudaHostAlloc/cudaHostRegister only in
 #      cu-pinned.cc (benchmarks that time the raw calls as baselines are exempt, and say so).
 # Usage: tools/lint.sh   (exit 1 on any finding)
@@ -9,15 +9,15 @@ cd "$(dirname "$0")/.."
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for h in base/*.h matrix/*.h cudamatrix/*.h cudamatrix/internal/*.h; do
+for h in base/*.h matrix/*.h cudamatrix/*.h cudamatrix/internal/*.h cutool/*.h; do
   echo "#include \"$h\"" >"$tmp/t.cc"
   if ! g++ -std=c++17 -I. -DCUCTX_HAVE_CUDA=0 -fsyntax-only -Wall -Wextra "$tmp/t.cc" 2>"$tmp/err"; then
     echo "lint: $h does not compile on its own:"; head -5 "$tmp/err"; fail=1
   fi
 done
-raw_device=$(grep -nE '\bcuda(Malloc|Free|MallocPitch|MallocAsync|FreeAsync)\(' --include='*.cc' --include='*.cu' -r base matrix cudamatrix bin |
+raw_device=$(grep -nE '\bcuda(Malloc|Free|MallocPitch|MallocAsync|FreeAsync)\(' --include='*.cc' --include='*.cu' -r base matrix cudamatrix cutool bin |
   grep -vE '^cudamatrix/cu-allocator(-cuda)?\.cc:' | grep -vE '^bin/[a-z-]+-bench\.cc:')
-raw_host=$(grep -nE '\bcuda(HostAlloc|FreeHost|HostRegister|HostUnregister|MallocHost)\(' --include='*.cc' --include='*.cu' -r base matrix cudamatrix bin |
+raw_host=$(grep -nE '\bcuda(HostAlloc|FreeHost|HostRegister|HostUnregister|MallocHost)\(' --include='*.cc' --include='*.cu' -r base matrix cudamatrix cutool bin |
   grep -vE '^cudamatrix/cu-pinned\.cc:' | grep -vE '^bin/[a-z-]+-bench\.cc:')
 if [ -n "$raw_device$raw_host" ]; then
   echo "lint: raw CUDA allocation outside the allocators:"; printf '%s\n' "$raw_device" "$raw_host"; fail=1

@@ -581,21 +581,6 @@ void LaunchCsrTraceTerms(int32_t rows, const int32_t* d_offsets, const int32_t* 
                          double* d_prod, CuStream stream);
 // ---- end of sparse family -----------------------------------------------------------------------
 
-// ---- health-check family (cu-kernels-health.cu) -------------------------------------------------
-// Memory test patterns: the 64-bit word stored at byte address a (seed s) is
-//   kWalkingOnes  a single set bit, at position (a / 8 + s) mod 64;
-//   kOwnAddress   a XOR s (address-in-address: catches address lines that alias two words);
-//   kRandom       a bijective hash of a and s (a fresh pseudo-random pattern for every seed).
-enum class MemPattern : int32_t { kWalkingOnes, kOwnAddress, kRandom };
-// Writes `pattern` into d_words[0, count) (d_words 8-byte aligned).
-void LaunchMemPatternWrite(uint64_t* d_words, int64_t count, MemPattern pattern, uint64_t seed,
-                           CuStream stream);
-// Reads d_words[0, count) back and atomically adds the number of words that differ from
-// `pattern` (same seed as the write) to *d_bad, which the caller zeroes first.
-void LaunchMemPatternVerify(const uint64_t* d_words, int64_t count, MemPattern pattern,
-                            uint64_t seed, unsigned long long* d_bad, CuStream stream);
-// ---- end of health-check family -----------------------------------------------------------------
-
 }  // namespace cuctx
 
 #endif  // CUCTX_CUDAMATRIX_INTERNAL_CU_KERNELS_H_

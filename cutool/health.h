@@ -1,4 +1,4 @@
-// cudamatrix/cu-health.h: the checks of bin/gpu-health-check, their results, the verdict and the
+// cutool/health.h: the checks of bin/gpu-health-check, their results, the verdict and the
 // JSON report. SPDX-License-Identifier: Apache-2.0
 //
 // Each check is a small function returning one or more CheckResult values; RunHealthChecks runs
@@ -26,8 +26,8 @@
 // The fractions leave room for protocol overhead (a good PCIe link gives 75-85% of its raw rate,
 // a device-to-device copy 80-90% of the DRAM peak) while still catching a link trained at a lower
 // generation or width, or memory running at a reduced clock.
-#ifndef CUCTX_CUDAMATRIX_CU_HEALTH_H_
-#define CUCTX_CUDAMATRIX_CU_HEALTH_H_
+#ifndef CUCTX_CUTOOL_HEALTH_H_
+#define CUCTX_CUTOOL_HEALTH_H_
 
 #include "base/types.h"
 #include "cudamatrix/cu-gemm-check.h"
@@ -215,4 +215,4 @@ void RunBurnIn(const HealthOptions& options, int64 free_bytes, HealthReport* rep
 
 }  // namespace cuctx
 
-#endif  // CUCTX_CUDAMATRIX_CU_HEALTH_H_
+#endif  // CUCTX_CUTOOL_HEALTH_H_

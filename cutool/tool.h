@@ -1,4 +1,4 @@
-// cudamatrix/cu-tool.h: the shared frame of every bin/ tool: options, device choice, exit codes,
+// cutool/tool.h: the shared frame of every bin/ tool: options, device choice, exit codes,
 // one-line errors, and Kaldi-style "-" stdin/stdout streams.
 // SPDX-License-Identifier: Apache-2.0
 //
@@ -36,8 +36,8 @@
 // RunTool never calls exit() or abort(), so a user error never ends in a stack trace or a core
 // dump (only a failed CUCTX_ASSERT, i.e. a bug in cuctx, aborts). At --verbose >= 1, RunTool
 // ends with CuDevice::PrintProfile().
-#ifndef CUCTX_CUDAMATRIX_CU_TOOL_H_
-#define CUCTX_CUDAMATRIX_CU_TOOL_H_
+#ifndef CUCTX_CUTOOL_TOOL_H_
+#define CUCTX_CUTOOL_TOOL_H_
 
 #include "base/error.h"
 #include "base/parse-options.h"
@@ -174,4 +174,4 @@ void WaitForThreadStream();
 
 }  // namespace cuctx
 
-#endif  // CUCTX_CUDAMATRIX_CU_TOOL_H_
+#endif  // CUCTX_CUTOOL_TOOL_H_

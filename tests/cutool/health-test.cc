@@ -1,13 +1,13 @@
-// tests/cudamatrix/cu-health-test.cc: the GPU health check's result lines, JSON, verdicts,
+// tests/cutool/health-test.cc: the GPU health check's result lines, JSON, verdicts,
 // bandwidth thresholds, NVML fallbacks, compute checks and (on a GPU) the memory pattern kernels.
 // SPDX-License-Identifier: Apache-2.0
-#include "cudamatrix/cu-health.h"
+#include "cutool/health.h"
 
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-nvml.h"
-#include "cudamatrix/internal/cu-kernels.h"
+#include "cutool/nvml.h"
+#include "cutool/health-kernels.h"
 #include "cudamatrix/internal/cu-storage.h"
 #include "tests/testing.h"
 

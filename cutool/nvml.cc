@@ -1,6 +1,6 @@
-// cudamatrix/cu-nvml.cc: NVML opened with dlopen and queried read-only (see cu-nvml.h).
+// cutool/nvml.cc: NVML opened with dlopen and queried read-only (see nvml.h).
 // SPDX-License-Identifier: Apache-2.0
-#include "cudamatrix/cu-nvml.h"
+#include "cutool/nvml.h"
 
 #include <cstdio>
 #include <dlfcn.h>

@@ -1,8 +1,8 @@
-// cudamatrix/cu-kernels-health.cu: memory pattern kernels of the GPU health check (write a
+// cutool/health-kernels.cu: memory pattern kernels of the GPU health check (write a
 // pattern over a buffer, then count the words that do not read back).
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/internal/cu-kernels.h"
+#include "cutool/health-kernels.h"
 
 namespace cuctx {
 namespace {

@@ -1,6 +1,6 @@
-// cudamatrix/cu-tool.cc: RunTool, ToolInput/ToolOutput and the other helpers of cu-tool.h.
+// cutool/tool.cc: RunTool, ToolInput/ToolOutput and the other helpers of tool.h.
 // SPDX-License-Identifier: Apache-2.0
-#include "cudamatrix/cu-tool.h"
+#include "cutool/tool.h"
 
 #include "base/io-funcs.h"
 #include "cudamatrix/cu-device.h"

@@ -1,4 +1,4 @@
-// cudamatrix/cu-nvml.h: read-only NVML queries about one GPU, with NVML loaded at run time.
+// cutool/nvml.h: read-only NVML queries about one GPU, with NVML loaded at run time.
 // SPDX-License-Identifier: Apache-2.0
 //
 // The CUDA toolkit we build with ships no nvml.h, and a machine without the NVIDIA driver has no
@@ -6,8 +6,8 @@
 // when it is first used. Only documented, read-only queries are made: nothing here changes a
 // device setting. Every query reports failure as a short reason ("libnvidia-ml.so.1 not found",
 // "nvmlDeviceGetPowerUsage: Not Supported", ...) that callers print on a SKIP line.
-#ifndef CUCTX_CUDAMATRIX_CU_NVML_H_
-#define CUCTX_CUDAMATRIX_CU_NVML_H_
+#ifndef CUCTX_CUTOOL_NVML_H_
+#define CUCTX_CUTOOL_NVML_H_
 
 #include "base/types.h"
 
@@ -85,4 +85,4 @@ std::string DescribeClockEventReasons(uint64 mask);
 
 }  // namespace cuctx
 
-#endif  // CUCTX_CUDAMATRIX_CU_NVML_H_
+#endif  // CUCTX_CUTOOL_NVML_H_

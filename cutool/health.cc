@@ -1,15 +1,15 @@
-// cudamatrix/cu-health.cc: the GPU health check's results, verdict, JSON, thresholds, checks and
+// cutool/health.cc: the GPU health check's results, verdict, JSON, thresholds, checks and
 // runner. SPDX-License-Identifier: Apache-2.0
-#include "cudamatrix/cu-health.h"
+#include "cutool/health.h"
 
 #include "base/error.h"
 #include "base/random.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
-#include "cudamatrix/cu-nvml.h"
+#include "cutool/nvml.h"
 #include "cudamatrix/cu-pinned.h"
 #include "cudamatrix/cu-vector.h"
-#include "cudamatrix/internal/cu-kernels.h"
+#include "cutool/health-kernels.h"
 #include "cudamatrix/internal/cu-storage.h"
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
