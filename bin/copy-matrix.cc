@@ -1,5 +1,6 @@
-// bin/copy-matrix.cc: copies a Kaldi matrix, converting binary/text, float/double, compressed
-// input. SPDX-License-Identifier: Apache-2.0
+// bin/copy-matrix.cc: copies a Kaldi matrix, converting
+// binary/text, float/double, compressed input.
+// SPDX-License-Identifier: Apache-2.0
 #include "cutool/tool.h"
 #include "matrix/matrix.h"
 

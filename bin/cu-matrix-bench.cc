@@ -1,7 +1,7 @@
 // bin/cu-matrix-bench.cc: throughput of the Cu container families (copies, element-wise,
 // reductions, softmax, BLAS, host transfers) against cudaMemcpy device-to-device, raw cuBLAS GEMM
-// and pinned cudaMemcpy, all measured in the same run on the same device. SPDX-License-Identifier:
-// Apache-2.0
+// and pinned cudaMemcpy, all measured in the same run on the same device.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Every op is timed with CUDA events around a batch of calls on this thread's stream, with no
 // synchronisation between calls (ops that return a value to the host, such as Sum, wait by design

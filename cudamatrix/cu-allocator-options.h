@@ -18,11 +18,9 @@ class OptionsItf;
 //                                                  upstream (cudaMalloc/cudaFree), for
 //                                                  compute-sanitizer
 //   --cuda-memory-proportion        (float, 0.5)   the first region is this fraction of the
-//   device's
-//                                                  free memory; 0 = grow on demand only
+//                                                  device's free memory; 0 = grow on demand only
 //   --cuda-region-quantum-mb        (int32, 32)    later regions are the request rounded up to
-//   this;
-//                                                  it is also the sub-region size
+//                                                  this; it is also the sub-region size
 //   --cuda-allocator-thread-affinity (bool, true)  prefer blocks the calling thread freed itself
 //                                                  (see NOTE ON THREAD AFFINITY in cu-allocator.h)
 //   --cuda-allocator-thread-cache-mb (int32, 16)   per-thread cache of freed blocks of up to 4 MiB

@@ -1,9 +1,9 @@
 // cudamatrix/cu-check.h: status checks for CUDA, cuBLAS, cuSPARSE, cuRAND and cuSOLVER calls.
 // SPDX-License-Identifier: Apache-2.0
 //
-// One generator makes every message the same shape:
-//   cublasSgemm(handle, ...) failed: CUBLAS_STATUS_EXECUTION_FAILED (...) [device 0] in AddMatMat
-//   at cudamatrix/cu-matrix.cc:412
+// One generator makes every message the same shape (one line, shown here in two):
+//   cublasSgemm(handle, ...) failed: CUBLAS_STATUS_EXECUTION_FAILED (...) [device 0]
+//     in AddMatMat at cudamatrix/cu-matrix.cc:412
 // Use only in .cu files and in .cc code under `#if CUCTX_HAVE_CUDA`. The header itself needs no
 // CUDA header: statuses are passed as int. Out-of-memory statuses throw cuctx::OutOfMemoryError,
 // all others cuctx::CudaError (see base/error.h).

@@ -1,5 +1,6 @@
-// cudamatrix/cu-gemm-check.cc: a seeded SGEMM or DGEMM on the GPU (or CPU) checked against a
-// reference in a wider type. SPDX-License-Identifier: Apache-2.0
+// cudamatrix/cu-gemm-check.cc: a seeded SGEMM or DGEMM on the
+// GPU (or CPU) checked against a reference in a wider type.
+// SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-gemm-check.h"
 
 #include "base/error.h"

@@ -1,5 +1,6 @@
-// cudamatrix/cu-gemm-check.h: the small GEMM computation used to check that a device computes
-// right. SPDX-License-Identifier: Apache-2.0
+// cudamatrix/cu-gemm-check.h: the small GEMM computation
+// used to check that a device computes right.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Shared by bin/cuda-gpu-available, CuDevice health checks and bin/gpu-health-check so that all of
 // them check the same thing the same way.

@@ -1,16 +1,16 @@
-// cutool/health.cc: the GPU health check's results, verdict, JSON, thresholds, checks and
-// runner. SPDX-License-Identifier: Apache-2.0
+// cutool/health.cc: the GPU health check's results, verdict, JSON, thresholds, checks and runner.
+// SPDX-License-Identifier: Apache-2.0
 #include "cutool/health.h"
 
 #include "base/error.h"
 #include "base/random.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
-#include "cutool/nvml.h"
 #include "cudamatrix/cu-pinned.h"
 #include "cudamatrix/cu-vector.h"
-#include "cutool/health-kernels.h"
 #include "cudamatrix/internal/cu-storage.h"
+#include "cutool/health-kernels.h"
+#include "cutool/nvml.h"
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
 

@@ -1,5 +1,6 @@
-// cutool/health.h: the checks of bin/gpu-health-check, their results, the verdict and the
-// JSON report. SPDX-License-Identifier: Apache-2.0
+// cutool/health.h: the checks of bin/gpu-health-check,
+// their results, the verdict and the JSON report.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Each check is a small function returning one or more CheckResult values; RunHealthChecks runs
 // them all on the selected device in a fixed order, and RunBurnIn repeats the compute and memory

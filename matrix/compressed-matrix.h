@@ -1,5 +1,6 @@
-// matrix/compressed-matrix.h: lossy 8- and 16-bit matrix storage in Kaldi's CM, CM2 and CM3
-// formats. SPDX-License-Identifier: Apache-2.0
+// matrix/compressed-matrix.h: lossy 8- and 16-bit
+// matrix storage in Kaldi's CM, CM2 and CM3 formats.
+// SPDX-License-Identifier: Apache-2.0
 //
 // ON-DISK LAYOUT (binary; byte-exact with Kaldi, native little-endian):
 //   token    "CM " (one byte per element, per-column headers), "CM2 " (uint16 per element) or

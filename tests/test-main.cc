@@ -1,8 +1,11 @@
-// tests/test-main.cc: gtest main for every test binary: selects the device mode and prints the
-// seed. SPDX-License-Identifier: Apache-2.0
+// tests/test-main.cc: gtest main for every test
+// binary: selects the device mode and prints the seed.
+// SPDX-License-Identifier: Apache-2.0
 //
 // CUCTX_TEST_GPU=no|optional|yes (default optional) chooses the device of the main thread; the
-// banner says "GPU: <name>" or "GPU: none (CPU fallback)". Every failing test also prints the seed.
+// banner says "GPU: <name>" or "GPU: none (CPU fallback)", the latter followed by a note that the
+// *MatchesCpu tests then check the CPU path against the matrix/ library only (GPU against CPU needs
+// a GPU). Every failing test also prints the seed.
 // CUCTX_TEST_DEBUG_STRIDE=1 turns on CuDevice::SetDebugStrideMode (device matrices get a larger
 // pitch than needed), so code that assumes stride == cols fails.
 #include "base/error.h"
@@ -43,6 +46,8 @@ int main(int argc, char** argv) {
                 device.Enabled() ? device.DeviceName().c_str() : "none (CPU fallback)",
                 static_cast<unsigned long long>(cuctx::test::Seed()),
                 device.GetDebugStrideMode() ? "; debug stride mode" : "");
+    if (!device.Enabled())
+      std::printf("*MatchesCpu tests check the CPU path against the matrix library only\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "could not select the device (CUCTX_TEST_GPU=%s): %s\n",
                  cuctx::test::GpuMode().c_str(), e.what());

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # tools/gpu-test.sh: the GPU verification run. On a GPU host, runs every test binary in GPU mode and
-# in CPU mode, compute-sanitizer memcheck and racecheck on the cudamatrix tests, and the benchmarks;
+# in CPU mode, compute-sanitizer memcheck and racecheck on the cudamatrix and cutool tests, and the
+# benchmarks;
 # writes one log per step and a summary (last lines of the output).
 # Usage: tools/gpu-test.sh [ROOT]   ROOT holds bin/ and tests/ (a build dir, or an unpacked
 #        tools/gpu-bundle.sh bundle whose lib/ is added to LD_LIBRARY_PATH). Default build/release.
 # Environment: OUT (log dir; default ROOT/gpu-test), SKIP_SANITIZER=1, SKIP_BENCH=1,
 #   BENCH='name ...' (run only these bin/*-bench tools), BENCH_ARGS (extra arguments for each bench),
-#   SANITIZE='pattern' (run the sanitizers only on cudamatrix tests whose name matches it),
+#   SANITIZE='pattern' (run the sanitizers only on cudamatrix/cutool tests whose name matches it),
 #   SANITIZERS='memcheck racecheck' (the compute-sanitizer tools to run; tests see CUCTX_TEST_QUICK=1
 #   there and may do fewer rounds), HEALTH_DURATION=SECONDS (also run gpu-health-check --duration=SECONDS), SKIP_SUITE=1 (skip the
 #   suites, tool tests and health check: sanitizers and benchmarks only).
@@ -31,7 +32,8 @@ step() {  # step NAME LOG COMMAND...: runs a step, records its verdict
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader \
   >"$out/device.txt" 2>&1 || echo "nvidia-smi failed" >"$out/device.txt"
 tests=$(find "$root/tests" -type f -perm -u+x -name '*-test' | sort)
-cu_tests=$(echo "$tests" | grep /cudamatrix/ || true)
+# The device-code tests: cudamatrix/ and cutool/ (the health check's memory kernels).
+cu_tests=$(echo "$tests" | grep -E '/(cudamatrix|cutool)/' || true)
 
 step "tool cuda-gpu-available" tool.log "$root/bin/cuda-gpu-available" --use-gpu=yes
 if [ "${SKIP_SUITE:-0}" != 1 ]; then

@@ -1,5 +1,6 @@
-// cudamatrix/internal/cu-kernels.h: host-callable kernel launchers, plain C++ (no CUDA header
-// needed). SPDX-License-Identifier: Apache-2.0
+// cudamatrix/internal/cu-kernels.h: host-callable
+// kernel launchers, plain C++ (no CUDA header needed).
+// SPDX-License-Identifier: Apache-2.0
 //
 // Each launcher computes its own grid, launches on the given stream (asynchronous; it returns
 // before the kernel finishes) and checks the launch with CUCTX_CUDA_CHECK_LAUNCH. Definitions live

@@ -1,5 +1,6 @@
-// cudamatrix/internal/cu-storage.h: raw storage for the Cu containers (device or host, by the GPU
-// mode). SPDX-License-Identifier: Apache-2.0
+// cudamatrix/internal/cu-storage.h: raw storage for
+// the Cu containers (device or host, by the GPU mode).
+// SPDX-License-Identifier: Apache-2.0
 //
 // Used by CuArray, CuVector and CuMatrix so that the choice "device memory when a GPU is selected,
 // aligned host memory otherwise" is made in one place. All device work is asynchronous on this
@@ -23,7 +24,7 @@ constexpr bool OnGpu() { return false; }
 #endif
 
 // `bytes` bytes from CuDevice::Malloc in GPU mode, else 16-byte aligned host memory; nullptr for
-// zero bytes. Throws cuctx::OutOfMemory / std::bad_alloc on failure.
+// zero bytes. Throws cuctx::OutOfMemoryError / std::bad_alloc on failure.
 void* AllocStorage(size_t bytes);
 
 // `rows` rows of `row_bytes` bytes; *pitch receives the row pitch in bytes, a multiple of

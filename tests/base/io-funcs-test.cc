@@ -1,5 +1,6 @@
-// tests/base/io-funcs-test.cc: Kaldi byte layout of tokens and basic types, text forms, read
-// errors. SPDX-License-Identifier: Apache-2.0
+// tests/base/io-funcs-test.cc: Kaldi byte layout of
+// tokens and basic types, text forms, read errors.
+// SPDX-License-Identifier: Apache-2.0
 #include "base/io-funcs.h"
 
 #include "base/error.h"

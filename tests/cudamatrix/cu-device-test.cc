@@ -1,5 +1,6 @@
-// tests/cudamatrix/cu-device-test.cc: device selection, per-thread instances, profiling, health
-// check. SPDX-License-Identifier: Apache-2.0
+// tests/cudamatrix/cu-device-test.cc: device selection,
+// per-thread instances, profiling, health check.
+// SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-device.h"
 
 #include "base/error.h"

@@ -6,9 +6,9 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
-#include "cutool/nvml.h"
-#include "cutool/health-kernels.h"
 #include "cudamatrix/internal/cu-storage.h"
+#include "cutool/health-kernels.h"
+#include "cutool/nvml.h"
 #include "tests/testing.h"
 
 #include <cctype>

@@ -1,5 +1,6 @@
-// tests/matrix/matrix-io-test.cc: Kaldi-format Read/Write of Matrix and Vector against golden
-// bytes. SPDX-License-Identifier: Apache-2.0
+// tests/matrix/matrix-io-test.cc: Kaldi-format
+// Read/Write of Matrix and Vector against golden bytes.
+// SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
 #include "base/io-funcs.h"
 #include "matrix/matrix.h"

@@ -1,5 +1,6 @@
-// tests/matrix/vector-test.cc: Vector/SubVector storage, element-wise ops, matrix products,
-// reductions. SPDX-License-Identifier: Apache-2.0
+// tests/matrix/vector-test.cc: Vector/SubVector storage,
+// element-wise ops, matrix products, reductions.
+// SPDX-License-Identifier: Apache-2.0
 #include "matrix/vector.h"
 
 #include "base/random.h"
