@@ -48,6 +48,30 @@ std::string Describe(int c) {
   return "byte " + std::to_string(c & 0xff);
 }
 
+// The stream's error bits, for write errors: e.g. "badbit failbit".
+std::string StreamState(const std::ostream& os) {
+  std::string state;
+  if (os.bad()) state += "badbit ";
+  if (os.fail()) state += "failbit ";
+  if (os.eof()) state += "eofbit ";
+  if (state.empty()) return "good";
+  state.pop_back();
+  return state;
+}
+
+// What a basic type is called in error messages: "bool", "float", "double", "int32", "uint8"...
+template <class T>
+std::string BasicTypeName() {
+  if constexpr (std::is_same<T, bool>::value)
+    return "bool";
+  else if constexpr (std::is_floating_point<T>::value)
+    return sizeof(T) == sizeof(float) ? "float" : "double";
+  else
+    return (std::numeric_limits<T>::is_signed ? "int" : "uint") + std::to_string(8 * sizeof(T));
+}
+
+const char* ModeName(bool binary) { return binary ? "binary" : "text"; }
+
 void CheckToken(const char* token) {
   CUCTX_CHECK(token != nullptr && *token != '\0') << "empty token";
   for (const char* p = token; *p != '\0'; ++p)
@@ -104,7 +128,8 @@ bool InitKaldiInputStream(std::istream& is, bool* binary) {
 void WriteToken(std::ostream& os, bool /*binary*/, const char* token) {
   CheckToken(token);
   os << token << ' ';
-  CUCTX_CHECK(!os.fail()) << "write failed while writing token \"" << token << "\"";
+  CUCTX_CHECK(!os.fail()) << "WriteToken: could not write token \"" << token
+                          << "\" (stream state: " << StreamState(os) << ")";
 }
 
 void WriteToken(std::ostream& os, bool binary, const std::string& token) {
@@ -178,7 +203,9 @@ void WriteBasicType(std::ostream& os, bool binary, T t) {
       os << t << ' ';
     }
   }
-  CUCTX_CHECK(!os.fail()) << "write failed";
+  CUCTX_CHECK(!os.fail()) << "WriteBasicType: could not write a value of type "
+                          << BasicTypeName<T>() << " (" << ModeName(binary)
+                          << ") (stream state: " << StreamState(os) << ")";
 }
 
 template <class T>
@@ -267,7 +294,9 @@ void WriteIntegerVector(std::ostream& os, bool binary, const std::vector<T>& v) 
     }
     os << "]\n";
   }
-  CUCTX_CHECK(!os.fail()) << "write failed";
+  CUCTX_CHECK(!os.fail()) << "WriteIntegerVector: could not write a vector of " << v.size() << " "
+                          << BasicTypeName<T>() << " (" << ModeName(binary)
+                          << ") (stream state: " << StreamState(os) << ")";
 }
 
 template <class T>

@@ -58,6 +58,24 @@ TEST_F(IoFuncsTest, WriteTokenRejectsEmptyAndWhitespace) {
   EXPECT_THROW(WriteToken(os, false, static_cast<const char*>(nullptr)), Error);
 }
 
+// A write into a stream already in a failed state throws an Error naming what was being written
+// (the token, or the value type and mode) and the stream's error bits.
+TEST_F(IoFuncsTest, WriteErrorsNameWhatWasWrittenAndTheStreamState) {
+  std::ostringstream os;
+  os.setstate(std::ios::badbit);
+  std::string text = test::ErrorText([&] { WriteToken(os, true, "<Nnet>"); });
+  EXPECT_NE(text.find("token \"<Nnet>\""), std::string::npos) << text;
+  EXPECT_NE(text.find("badbit"), std::string::npos) << text;
+  text = test::ErrorText([&] { WriteBasicType<int32>(os, true, 7); });
+  EXPECT_NE(text.find("int32 (binary)"), std::string::npos) << text;
+  EXPECT_NE(text.find("badbit"), std::string::npos) << text;
+  text = test::ErrorText([&] { WriteBasicType<float>(os, false, 1.5f); });
+  EXPECT_NE(text.find("float (text)"), std::string::npos) << text;
+  text = test::ErrorText([&] { WriteIntegerVector<uint32>(os, true, {1, 2, 3}); });
+  EXPECT_NE(text.find("3 uint32 (binary)"), std::string::npos) << text;
+  EXPECT_NE(text.find("badbit failbit"), std::string::npos) << text;
+}
+
 TEST_F(IoFuncsTest, Int32GoldenBytes) {
   EXPECT_EQ(Written<int32>(0x01020304, true), Bytes({0x04, 0x04, 0x03, 0x02, 0x01}));
   EXPECT_EQ(Written<int32>(-1, true), Bytes({0x04, 0xff, 0xff, 0xff, 0xff}));
