@@ -1,10 +1,8 @@
-// bin/copy-matrix.cc: copies a Kaldi matrix, converting
-// binary/text, float/double, compressed input.
+// bin/copy-matrix.cc: copies a Kaldi matrix, converting between binary/text and float/double;
+// reads compressed matrices too.
 // SPDX-License-Identifier: Apache-2.0
-#include "cutool/tool.h"
+#include "bin/copy-object.h"
 #include "matrix/matrix.h"
-
-#include <string>
 
 namespace {
 
@@ -16,31 +14,8 @@ const char* kUsage =
     " e.g.: copy-matrix --binary=false feats.mat - | less\n"
     "Exit status: 0 copied; 1 the input could not be read or the output written; 2 usage error.\n";
 
-template <typename Real>
-void Copy(const std::string& in, const std::string& out, float scale, bool binary) {
-  cuctx::Matrix<Real> m;
-  cuctx::ReadKaldiObject(in, &m);
-  if (scale != 1.0f) m.Scale(static_cast<Real>(scale));
-  cuctx::WriteKaldiObject(m, out, binary);
-}
-
 }  // namespace
 
 int main(int argc, char* argv[]) {
-  bool binary = true, write_double = false;
-  float scale = 1.0f;
-  return cuctx::RunTool(
-      argc, argv, cuctx::ToolSpec{kUsage, 2, 2},
-      [&](cuctx::ParseOptions* po) {
-        po->Register("binary", &binary, "Write in binary mode (false: text)");
-        po->Register("scale", &scale, "Multiply the matrix by this factor");
-        po->Register("double", &write_double, "Write double precision (DM) instead of float (FM)");
-      },
-      [&](const cuctx::ToolArgs& args) {
-        if (write_double)
-          Copy<double>(args.Arg(1), args.Arg(2), scale, binary);
-        else
-          Copy<float>(args.Arg(1), args.Arg(2), scale, binary);
-        return cuctx::kToolExitOk;
-      });
+  return cuctx::RunCopyTool<cuctx::Matrix>(argc, argv, {kUsage, "matrix", "FM", "DM"});
 }

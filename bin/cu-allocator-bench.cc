@@ -7,6 +7,7 @@
 #include "base/error.h"
 #include "base/parse-options.h"
 #include "base/random.h"
+#include "bin/bench-table.h"
 #include "cudamatrix/cu-allocator-options.h"
 #include "cudamatrix/cu-allocator-upstream.h"
 #include "cudamatrix/cu-allocator.h"
@@ -18,7 +19,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "bin/bench-table.h"
 #include <algorithm>
 #include <atomic>
 #include <chrono>

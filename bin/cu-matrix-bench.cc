@@ -11,6 +11,7 @@
 // on purpose: they are the baselines (tools/lint.sh exempts bin/*-bench.cc).
 #include "base/error.h"
 #include "base/parse-options.h"
+#include "bin/bench-table.h"
 #include "cudamatrix/cu-array.h"
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device.h"
@@ -25,7 +26,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "bin/bench-table.h"
 #include <chrono>
 #include <cstdio>
 #include <functional>
