@@ -371,11 +371,34 @@ TEST(CuCopyTest, StagedPipelinesOnSeveralThreadsShareTheHelpers) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
 }
 
+// An empty copy (0 bytes, 0 rows or 0 bytes per row) neither throws (null pointers and pitches
+// below row_bytes included), nor takes any copy path, nor touches a real destination.
 TEST(CuCopyTest, EmptyCopiesAreNoOpsEvenWithNullPointers) {
-  CopyHostToDevice(nullptr, nullptr, 0);
-  CopyDeviceToHost(nullptr, nullptr, 0);
-  CopyHostToDevice2D(nullptr, 0, nullptr, 0, 0, 10);
-  CopyDeviceToHost2D(nullptr, 8, nullptr, 8, 8, 0);
+  const CuCopyStats before = GetCopyStats();
+  EXPECT_NO_THROW(CopyHostToDevice(nullptr, nullptr, 0));
+  EXPECT_NO_THROW(CopyDeviceToHost(nullptr, nullptr, 0));
+  EXPECT_NO_THROW(CopyHostToDevice2D(nullptr, 0, nullptr, 0, 0, 10));
+  EXPECT_NO_THROW(CopyDeviceToHost2D(nullptr, 8, nullptr, 8, 8, 0));
+
+  const std::vector<unsigned char> sentinel(32, 0xAB), source(32, 0x11);
+  DeviceBytes dev(32);
+  dev.Fill(sentinel);
+  std::vector<unsigned char> host = sentinel;
+  EXPECT_NO_THROW(CopyHostToDevice(dev.Data(), source.data(), 0));
+  EXPECT_NO_THROW(CopyHostToDevice2D(dev.Data(), 8, source.data(), 8, 8, 0));
+  EXPECT_NO_THROW(CopyHostToDevice2D(dev.Data(), 8, source.data(), 8, 0, 4));
+  EXPECT_NO_THROW(CopyDeviceToHost(host.data(), dev.Data(), 0));
+  EXPECT_NO_THROW(CopyDeviceToHost2D(host.data(), 8, dev.Data(), 8, 8, 0));
+  EXPECT_NO_THROW(CopyDeviceToHost2D(host.data(), 8, dev.Data(), 8, 0, 4));
+  EXPECT_EQ(dev.Read(), sentinel);
+  EXPECT_EQ(host, sentinel);
+
+  const CuCopyStats after = GetCopyStats();
+  EXPECT_EQ(after.num_host_only, before.num_host_only);
+  EXPECT_EQ(after.num_pinned, before.num_pinned);
+  EXPECT_EQ(after.num_pageable_direct, before.num_pageable_direct);
+  EXPECT_EQ(after.num_staged, before.num_staged);
+  EXPECT_EQ(after.bytes_staged, before.bytes_staged);
 }
 
 TEST(CuCopyTest, RejectsBadArguments) {
