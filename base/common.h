@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Include this for convenience in tools and tests; library sources include the headers they use.
+// Like Kaldi's base/kaldi-common.h it also brings the standard headers that Kaldi programs take for
+// granted, and the unordered containers by their short names inside namespace cuctx.
 #ifndef CUCTX_BASE_COMMON_H_
 #define CUCTX_BASE_COMMON_H_
 
@@ -15,5 +17,25 @@
 #include "base/text-utils.h"
 #include "base/timer.h"
 #include "base/types.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace cuctx {
+using std::unordered_map;
+using std::unordered_set;
+}  // namespace cuctx
 
 #endif  // CUCTX_BASE_COMMON_H_

@@ -5,9 +5,9 @@
 
 #include <cstdint>
 
-namespace cuctx {
-
-// Kaldi-compatible names, so ported code compiles unchanged.
+// Kaldi-compatible integer names. As in a Kaldi build (where OpenFst declares them), they exist at
+// global scope too, so ported code that writes `int32` outside any namespace compiles unchanged.
+// Identical typedefs from another library (OpenFst) are compatible redeclarations.
 typedef int8_t int8;
 typedef int16_t int16;
 typedef int32_t int32;
@@ -16,6 +16,17 @@ typedef uint8_t uint8;
 typedef uint16_t uint16;
 typedef uint32_t uint32;
 typedef uint64_t uint64;
+
+namespace cuctx {
+
+using ::int16;
+using ::int32;
+using ::int64;
+using ::int8;
+using ::uint16;
+using ::uint32;
+using ::uint64;
+using ::uint8;
 typedef float float32;
 typedef double double64;
 

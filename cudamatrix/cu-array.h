@@ -4,6 +4,7 @@
 #define CUCTX_CUDAMATRIX_CU_ARRAY_H_
 
 #include "base/error.h"
+#include "cudamatrix/cu-device.h"
 #include "matrix/matrix-common.h"
 
 #include <algorithm>

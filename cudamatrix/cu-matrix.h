@@ -3,6 +3,7 @@
 #ifndef CUCTX_CUDAMATRIX_CU_MATRIX_H_
 #define CUCTX_CUDAMATRIX_CU_MATRIX_H_
 
+#include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/cu-value.h"
 #include "cudamatrix/cu-vector.h"

@@ -3,6 +3,7 @@
 #ifndef CUCTX_CUDAMATRIX_CU_VECTOR_H_
 #define CUCTX_CUDAMATRIX_CU_VECTOR_H_
 
+#include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-value.h"
 #include "matrix/matrix-common.h"
 #include "matrix/vector.h"

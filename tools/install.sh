@@ -16,9 +16,14 @@ for dir in $modules; do
   install -m 644 "$dir"/*.h "$prefix/include/cuctx/$dir/"
   install -m 644 "$build/lib/libcuctx-$dir.a" "$prefix/lib/"
 done
+# util/ holds only headers with Kaldi's names that forward to base/ (no archive of its own).
+mkdir -p "$prefix/include/cuctx/util"
+install -m 644 util/*.h "$prefix/include/cuctx/util/"
 install -m 755 "$build/lib/libcuctx.so" "$prefix/lib/"
 extra_cflags=""
 if [ "$cuda" = 1 ]; then extra_cflags="-I$cuda_home/include -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1"; fi
+# HAVE_CUDA is the flag Kaldi's build sets for its own programs (kaldi.mk); code ported from Kaldi
+# tests it, so consumers get it with the same value as CUCTX_HAVE_CUDA.
 cat > "$prefix/lib/pkgconfig/cuctx.pc" <<PC
 prefix=$prefix
 includedir=\${prefix}/include/cuctx
@@ -27,7 +32,7 @@ libdir=\${prefix}/lib
 Name: cuctx
 Description: Kaldi-style GPU runtime, CUDA matrices and CPU fallback
 Version: 0.1.0
-Cflags: -I\${includedir} -std=c++17 -pthread -DCUCTX_HAVE_CUDA=$cuda $extra_cflags
+Cflags: -I\${includedir} -std=c++17 -pthread -DCUCTX_HAVE_CUDA=$cuda -DHAVE_CUDA=$cuda $extra_cflags
 Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lcuctx -pthread
 PC
 echo "installed cuctx into $prefix (headers in include/cuctx, libraries and pkgconfig/cuctx.pc in lib)"

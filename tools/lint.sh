@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for h in base/*.h matrix/*.h cudamatrix/*.h cudamatrix/internal/*.h cutool/*.h; do
+for h in base/*.h matrix/*.h cudamatrix/*.h cudamatrix/internal/*.h cutool/*.h util/*.h; do
   echo "#include \"$h\"" >"$tmp/t.cc"
   if ! g++ -std=c++17 -I. -DCUCTX_HAVE_CUDA=0 -fsyntax-only -Wall -Wextra "$tmp/t.cc" 2>"$tmp/err"; then
     echo "lint: $h does not compile on its own:"; head -5 "$tmp/err"; fail=1

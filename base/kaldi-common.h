@@ -1,0 +1,8 @@
+// base/kaldi-common.h: Kaldi's name for base/common.h, so that ported code keeps its includes.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef CUCTX_BASE_KALDI_COMMON_H_
+#define CUCTX_BASE_KALDI_COMMON_H_
+
+#include "base/common.h"
+
+#endif  // CUCTX_BASE_KALDI_COMMON_H_

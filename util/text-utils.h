@@ -1,0 +1,8 @@
+// util/text-utils.h: Kaldi's name for base/text-utils.h, so that ported code keeps its includes.
+// SPDX-License-Identifier: Apache-2.0
+#ifndef CUCTX_UTIL_TEXT_UTILS_H_
+#define CUCTX_UTIL_TEXT_UTILS_H_
+
+#include "base/text-utils.h"
+
+#endif  // CUCTX_UTIL_TEXT_UTILS_H_
