@@ -71,6 +71,21 @@ class CompressedMatrix {
   template <typename Real>
   void CopyFromMat(const MatrixBase<Real>& mat, CompressionMethod method = kAutomaticMethod);
 
+  // ---- sub-range (matrix/compressed-matrix-range.cc) --------------------------------------------
+  // The num_rows x num_cols block of `mat` starting at (row_offset, col_offset), copied without
+  // decompressing: it keeps mat's format, global range and (CM) column headers, so it decodes to
+  // exactly the corresponding block of mat's decoded values. It does not share memory with mat.
+  // With allow_padding == true, rows outside [0, mat.NumRows()) are allowed and repeat the first
+  // or last row of mat (as Kaldi does; columns must still fit). A block with no rows or no columns
+  // gives an empty matrix. Throws cuctx::Error on negative sizes or a block outside mat (columns
+  // always, rows only when padding is off).
+  CompressedMatrix(const CompressedMatrix& mat, const MatrixIndexT row_offset,
+                   const MatrixIndexT num_rows, const MatrixIndexT col_offset,
+                   const MatrixIndexT num_cols, bool allow_padding = false);
+  CompressedMatrix(const CompressedMatrix&) = default;
+  CompressedMatrix& operator=(const CompressedMatrix&) = default;
+  // ---- end sub-range ---------------------------------------------------------------------------
+
   template <typename Real>
   CompressedMatrix& operator=(const MatrixBase<Real>& mat) {
     CopyFromMat(mat);

@@ -12,5 +12,10 @@
 #include "matrix/sparse-matrix.h"
 #include "matrix/tp-matrix.h"
 #include "matrix/vector.h"
+// FFT/DCT, optimization, GeneralMatrix (Kaldi parity)
+#include "matrix/general-matrix.h"
+#include "matrix/matrix-functions.h"
+#include "matrix/optimization.h"
+#include "matrix/srfft.h"
 
 #endif  // CUCTX_MATRIX_MATRIX_LIB_H_

@@ -35,6 +35,8 @@
 
 namespace cuctx {
 
+class CompressedMatrix;  // matrix/compressed-matrix.h
+
 // The storage and shape of a matrix that this object does not own. Derived classes decide
 // ownership: Matrix allocates and frees, SubMatrix views memory owned elsewhere. A MatrixBase never
 // changes its shape; only Matrix::Resize/Swap/Transpose do.
@@ -378,6 +380,11 @@ class MatrixBase {
   bool IsSymmetric(Real cutoff = 1.0e-05) const;
   bool IsDiagonal(Real cutoff = 1.0e-05) const;
 
+  // ---- from a CompressedMatrix (matrix/compressed-convert.cc) -----------------------------------
+  // *this = the decoded values of M; the shapes must match (else throws, naming both).
+  void CopyFromMat(const CompressedMatrix& M);
+  // ---- end CompressedMatrix ----------------------------------------------------------------------
+
   // ---- I/O (definitions in matrix/matrix-io.cc, owned by the I/O engineer) ---------------------
 
   // Writes Kaldi's matrix format ("FM "/"DM " binary, " [ ... ]" text).
@@ -422,6 +429,8 @@ class Matrix : public MatrixBase<Real> {
   // The full matrix of a packed symmetric or triangular matrix (matrix/packed-convert.cc).
   explicit Matrix(const SpMatrix<Real>& M);
   explicit Matrix(const TpMatrix<Real>& M, MatrixTransposeType trans = kNoTrans);
+  // The decoded values of a compressed matrix, same shape (matrix/compressed-convert.cc).
+  explicit Matrix(const CompressedMatrix& C);
   ~Matrix();
 
   // Deep copy; resizes *this to M's shape.

@@ -5,3 +5,8 @@ matrix_SRCS  := matrix.cc matrix-elementwise.cc matrix-nnet.cc matrix-blas.cc ma
 matrix_TESTS := matrix-test.cc matrix-elementwise-test.cc matrix-nnet-test.cc matrix-blas-test.cc \
                 matrix-io-test.cc vector-test.cc compressed-matrix-test.cc packed-matrix-test.cc \
                 packed-convert-test.cc sparse-matrix-test.cc
+# FFT/DCT, optimization, GeneralMatrix and compressed-matrix conversions (Kaldi parity).
+matrix_SRCS  += matrix-functions-fft.cc srfft.cc optimization.cc general-matrix.cc \
+                compressed-matrix-range.cc compressed-convert.cc
+matrix_TESTS += matrix-functions-fft-test.cc srfft-test.cc optimization-test.cc \
+                general-matrix-test.cc compressed-matrix-range-test.cc

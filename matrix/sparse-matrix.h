@@ -177,4 +177,9 @@ Real TraceMatSmat(const MatrixBase<Real>& A, const SparseMatrix<Real>& B,
 
 }  // namespace cuctx
 
+// ---- GeneralMatrix: Kaldi declares it in sparse-matrix.h, so it is reachable from here too.
+// Included after this header's contents (general-matrix.h includes this header; the guards make
+// either include order work).
+#include "matrix/general-matrix.h"
+
 #endif  // CUCTX_MATRIX_SPARSE_MATRIX_H_
