@@ -6,3 +6,8 @@ matrix_TESTS := matrix-test.cc matrix-elementwise-test.cc matrix-nnet-test.cc ma
                 matrix-io-test.cc vector-test.cc compressed-matrix-test.cc packed-matrix-test.cc \
                 packed-convert-test.cc sparse-matrix-test.cc
 matrix_DEPS  := base
+# Kaldi parity extras: whole-matrix softmax, sparse and packed operands, Sp congruences, vectors.
+matrix_SRCS  += matrix-extra.cc matrix-sparse-ops.cc matrix-packed-ops.cc sp-matrix-ops.cc \
+                vector-extra.cc
+matrix_TESTS += matrix-extra-test.cc matrix-sparse-ops-test.cc matrix-packed-ops-test.cc \
+                sp-matrix-ops-test.cc vector-extra-test.cc
