@@ -36,7 +36,8 @@ Real MatrixBase<Real>::LogSumExp(Real prune) const {
   const Real max = Max();
   if (std::isinf(max)) return max;
   double cutoff = static_cast<double>(max) + LogEpsilon<Real>();
-  if (prune > 0 && static_cast<double>(max) - prune > cutoff) cutoff = static_cast<double>(max) - prune;
+  if (prune > 0 && static_cast<double>(max) - prune > cutoff)
+    cutoff = static_cast<double>(max) - prune;
   double sum = 0.0;
   for (MatrixIndexT r = 0; r < num_rows_; ++r) {
     const Real* row = RowData(r);
@@ -64,15 +65,15 @@ Real MatrixBase<Real>::ApplySoftMax() {
 }
 
 template <typename Real>
-void MatrixBase<Real>::GroupPnormDeriv(const MatrixBase<Real>& input, const MatrixBase<Real>& output,
-                                       Real power) {
+void MatrixBase<Real>::GroupPnormDeriv(const MatrixBase<Real>& input,
+                                       const MatrixBase<Real>& output, Real power) {
   CheckSameShape("GroupPnormDeriv", *this, "*this", input, "input");
   CheckDim("GroupPnormDeriv", "output rows", output.NumRows(), "NumRows()", num_rows_);
   const MatrixIndexT groups = output.NumCols();
   if (groups == 0 ? num_cols_ != 0 : num_cols_ % groups != 0)
-    CUCTX_ERR << "GroupPnormDeriv: " << num_cols_ << " input columns do not split into "
-              << groups << " output columns (input " << ShapeOf(input) << ", output "
-              << ShapeOf(output) << ")";
+    CUCTX_ERR << "GroupPnormDeriv: " << num_cols_ << " input columns do not split into " << groups
+              << " output columns (input " << ShapeOf(input) << ", output " << ShapeOf(output)
+              << ")";
   CUCTX_CHECK(power >= 0) << "GroupPnormDeriv: power = " << power << " must be >= 0";
   CheckNoPartialOverlap("GroupPnormDeriv", *this, input, "input");
   CheckNoOverlap("GroupPnormDeriv", *this, output, "output");
@@ -127,11 +128,11 @@ void AddOuterProductPlusMinus(Real alpha, const VectorBase<Real>& a, const Vecto
   }
 }
 
-#define CUCTX_INSTANTIATE_MATRIX_EXTRA_(R)                                                        \
-  template R MatrixBase<R>::LogSumExp(R) const;                                                   \
-  template R MatrixBase<R>::ApplySoftMax();                                                       \
-  template void MatrixBase<R>::GroupPnormDeriv(const MatrixBase<R>&, const MatrixBase<R>&, R);    \
-  template void AddOuterProductPlusMinus(R, const VectorBase<R>&, const VectorBase<R>&,           \
+#define CUCTX_INSTANTIATE_MATRIX_EXTRA_(R)                                                     \
+  template R MatrixBase<R>::LogSumExp(R) const;                                                \
+  template R MatrixBase<R>::ApplySoftMax();                                                    \
+  template void MatrixBase<R>::GroupPnormDeriv(const MatrixBase<R>&, const MatrixBase<R>&, R); \
+  template void AddOuterProductPlusMinus(R, const VectorBase<R>&, const VectorBase<R>&,        \
                                          MatrixBase<R>*, MatrixBase<R>*);
 CUCTX_INSTANTIATE_MATRIX_EXTRA_(float)
 CUCTX_INSTANTIATE_MATRIX_EXTRA_(double)

@@ -80,8 +80,7 @@ void MatrixBase<Real>::AddMatSp(Real alpha, const MatrixBase<Real>& A, MatrixTra
 
 template <typename Real>
 void MatrixBase<Real>::AddSpMatSp(Real alpha, const SpMatrix<Real>& A, const MatrixBase<Real>& B,
-                                  MatrixTransposeType transB, const SpMatrix<Real>& C,
-                                  Real beta) {
+                                  MatrixTransposeType transB, const SpMatrix<Real>& C, Real beta) {
   if (transB != kNoTrans && transB != kTrans)
     CUCTX_ERR << "AddSpMatSp: invalid MatrixTransposeType " << static_cast<int>(transB);
   if (internal::OpRows(B, transB) != A.NumRows() || internal::OpCols(B, transB) != C.NumRows() ||
@@ -121,21 +120,21 @@ void MatrixBase<Real>::AddSpSp(Real alpha, const SpMatrix<Real>& A, const SpMatr
   AddMatMat(alpha, a, kNoTrans, b, kNoTrans, beta);
 }
 
-#define CUCTX_INSTANTIATE_PACKED_OPS_(R)                                                       \
-  template void MatrixBase<R>::AddSp(R, const SpMatrix<float>&);                               \
-  template void MatrixBase<R>::AddSp(R, const SpMatrix<double>&);                              \
-  template void MatrixBase<R>::AddSpMat(R, const SpMatrix<R>&, const MatrixBase<R>&,           \
-                                        MatrixTransposeType, R);                               \
-  template void MatrixBase<R>::AddTpMat(R, const TpMatrix<R>&, MatrixTransposeType,            \
-                                        const MatrixBase<R>&, MatrixTransposeType, R);         \
-  template void MatrixBase<R>::AddMatSp(R, const MatrixBase<R>&, MatrixTransposeType,          \
-                                        const SpMatrix<R>&, R);                                \
-  template void MatrixBase<R>::AddSpMatSp(R, const SpMatrix<R>&, const MatrixBase<R>&,         \
-                                          MatrixTransposeType, const SpMatrix<R>&, R);         \
-  template void MatrixBase<R>::AddMatTp(R, const MatrixBase<R>&, MatrixTransposeType,          \
-                                        const TpMatrix<R>&, MatrixTransposeType, R);           \
-  template void MatrixBase<R>::AddTpTp(R, const TpMatrix<R>&, MatrixTransposeType,             \
-                                       const TpMatrix<R>&, MatrixTransposeType, R);            \
+#define CUCTX_INSTANTIATE_PACKED_OPS_(R)                                               \
+  template void MatrixBase<R>::AddSp(R, const SpMatrix<float>&);                       \
+  template void MatrixBase<R>::AddSp(R, const SpMatrix<double>&);                      \
+  template void MatrixBase<R>::AddSpMat(R, const SpMatrix<R>&, const MatrixBase<R>&,   \
+                                        MatrixTransposeType, R);                       \
+  template void MatrixBase<R>::AddTpMat(R, const TpMatrix<R>&, MatrixTransposeType,    \
+                                        const MatrixBase<R>&, MatrixTransposeType, R); \
+  template void MatrixBase<R>::AddMatSp(R, const MatrixBase<R>&, MatrixTransposeType,  \
+                                        const SpMatrix<R>&, R);                        \
+  template void MatrixBase<R>::AddSpMatSp(R, const SpMatrix<R>&, const MatrixBase<R>&, \
+                                          MatrixTransposeType, const SpMatrix<R>&, R); \
+  template void MatrixBase<R>::AddMatTp(R, const MatrixBase<R>&, MatrixTransposeType,  \
+                                        const TpMatrix<R>&, MatrixTransposeType, R);   \
+  template void MatrixBase<R>::AddTpTp(R, const TpMatrix<R>&, MatrixTransposeType,     \
+                                       const TpMatrix<R>&, MatrixTransposeType, R);    \
   template void MatrixBase<R>::AddSpSp(R, const SpMatrix<R>&, const SpMatrix<R>&, R);
 CUCTX_INSTANTIATE_PACKED_OPS_(float)
 CUCTX_INSTANTIATE_PACKED_OPS_(double)

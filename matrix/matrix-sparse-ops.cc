@@ -134,11 +134,11 @@ void MatrixBase<Real>::AddMatSmat(Real alpha, const MatrixBase<Real>& A,
   }
 }
 
-#define CUCTX_INSTANTIATE_SPARSE_OPS_(R)                                                     \
-  template void MatrixBase<R>::AddSmat(R, const SparseMatrix<R>&, MatrixTransposeType);      \
-  template void MatrixBase<R>::AddSmatMat(R, const SparseMatrix<R>&, MatrixTransposeType,    \
-                                          const MatrixBase<R>&, R);                          \
-  template void MatrixBase<R>::AddMatSmat(R, const MatrixBase<R>&, const SparseMatrix<R>&,   \
+#define CUCTX_INSTANTIATE_SPARSE_OPS_(R)                                                   \
+  template void MatrixBase<R>::AddSmat(R, const SparseMatrix<R>&, MatrixTransposeType);    \
+  template void MatrixBase<R>::AddSmatMat(R, const SparseMatrix<R>&, MatrixTransposeType,  \
+                                          const MatrixBase<R>&, R);                        \
+  template void MatrixBase<R>::AddMatSmat(R, const MatrixBase<R>&, const SparseMatrix<R>&, \
                                           MatrixTransposeType, R);
 CUCTX_INSTANTIATE_SPARSE_OPS_(float)
 CUCTX_INSTANTIATE_SPARSE_OPS_(double)

@@ -28,7 +28,8 @@ void AddLowerOf(Real alpha, const MatrixBase<Real>& full, Real beta, SpMatrix<Re
   Real* p = packed->Data();
   for (MatrixIndexT r = 0; r < packed->NumRows(); ++r) {
     const Real* row = full.RowData(r);
-    for (MatrixIndexT c = 0; c <= r; ++c, ++p) *p = (beta == 0 ? Real(0) : beta * *p) + alpha * row[c];
+    for (MatrixIndexT c = 0; c <= r; ++c, ++p)
+      *p = (beta == 0 ? Real(0) : beta * *p) + alpha * row[c];
   }
 }
 
@@ -166,7 +167,8 @@ void AssertEqual(const SpMatrix<Real>& A, const SpMatrix<Real>& B,
     diff.AddSp(-1.0, SpMatrix<double>(B));
     CUCTX_ERR << "AssertEqual: symmetric matrices of size " << A.NumRows()
               << " differ: ||A - B|| = " << diff.FrobeniusNorm() << " > tol " << tol
-              << " * max(||A||, ||B||) = " << tol * std::max<double>(A.FrobeniusNorm(), B.FrobeniusNorm());
+              << " * max(||A||, ||B||) = "
+              << tol * std::max<double>(A.FrobeniusNorm(), B.FrobeniusNorm());
   }
 }
 
@@ -196,16 +198,16 @@ Real TraceMatSpMat(const MatrixBase<Real>& A, MatrixTransposeType transA, const 
 }
 
 template <typename Real>
-Real TraceMatSpMatSp(const MatrixBase<Real>& A, MatrixTransposeType transA,
-                     const SpMatrix<Real>& B, const MatrixBase<Real>& C,
-                     MatrixTransposeType transC, const SpMatrix<Real>& D) {
+Real TraceMatSpMatSp(const MatrixBase<Real>& A, MatrixTransposeType transA, const SpMatrix<Real>& B,
+                     const MatrixBase<Real>& C, MatrixTransposeType transC,
+                     const SpMatrix<Real>& D) {
   using internal::OpCols;
   using internal::OpRows;
   if (OpCols(A, transA) != B.NumRows() || OpRows(C, transC) != B.NumRows() ||
       OpCols(C, transC) != D.NumRows() || OpRows(A, transA) != D.NumRows())
     CUCTX_ERR << "TraceMatSpMatSp: shape mismatch: A " << ShapeOf(A) << " (" << TransText(transA)
-              << "), B of size " << B.NumRows() << ", C " << ShapeOf(C) << " ("
-              << TransText(transC) << "), D of size " << D.NumRows();
+              << "), B of size " << B.NumRows() << ", C " << ShapeOf(C) << " (" << TransText(transC)
+              << "), D of size " << D.NumRows();
   // tr(op(A) B op(C) D) = tr((B op(C) D) op(A)).
   Matrix<Real> bcd(B.NumRows(), D.NumRows(), kUndefined);
   bcd.AddSpMatSp(1.0, B, C, transC, D, 0.0);
@@ -228,26 +230,26 @@ std::istream& operator>>(std::istream& is, PackedMatrix<Real>& M) {
 #define CUCTX_INSTANTIATE_SP_OPS_(R, O) \
   template R TraceSpSp<R, O>(const SpMatrix<R>&, const SpMatrix<O>&);
 
-#define CUCTX_INSTANTIATE_SP_EXTRA_(R)                                                          \
-  template bool ApproxEqual(const SpMatrix<R>&, const SpMatrix<R>&, R);                         \
-  template void AssertEqual(const SpMatrix<R>&, const SpMatrix<R>&, R);                         \
-  template R TraceSpSpLower(const SpMatrix<R>&, const SpMatrix<R>&);                            \
-  template R TraceMatSpMat(const MatrixBase<R>&, MatrixTransposeType, const SpMatrix<R>&,       \
-                           const MatrixBase<R>&, MatrixTransposeType);                          \
-  template R TraceMatSpMatSp(const MatrixBase<R>&, MatrixTransposeType, const SpMatrix<R>&,     \
-                             const MatrixBase<R>&, MatrixTransposeType, const SpMatrix<R>&);    \
-  template std::ostream& operator<<(std::ostream&, const PackedMatrix<R>&);                     \
-  template std::istream& operator>>(std::istream&, PackedMatrix<R>&);                           \
-  template bool SpMatrix<R>::ApproxEqual(const SpMatrix<R>&, float) const;                      \
-  template void SpMatrix<R>::AddMat2Sp(R, const MatrixBase<R>&, MatrixTransposeType,            \
-                                       const SpMatrix<R>&, R);                                  \
-  template void SpMatrix<R>::AddVec2Sp(R, const VectorBase<R>&, const SpMatrix<R>&, R);         \
-  template void SpMatrix<R>::AddTp2Sp(R, const TpMatrix<R>&, MatrixTransposeType,               \
-                                      const SpMatrix<R>&, R);                                   \
-  template void SpMatrix<R>::AddTp2(R, const TpMatrix<R>&, MatrixTransposeType, R);             \
-  template bool SpMatrix<R>::IsDiagonal(R) const;                                               \
-  template bool SpMatrix<R>::IsUnit(R) const;                                                   \
-  template bool SpMatrix<R>::IsZero(R) const;                                                   \
+#define CUCTX_INSTANTIATE_SP_EXTRA_(R)                                                       \
+  template bool ApproxEqual(const SpMatrix<R>&, const SpMatrix<R>&, R);                      \
+  template void AssertEqual(const SpMatrix<R>&, const SpMatrix<R>&, R);                      \
+  template R TraceSpSpLower(const SpMatrix<R>&, const SpMatrix<R>&);                         \
+  template R TraceMatSpMat(const MatrixBase<R>&, MatrixTransposeType, const SpMatrix<R>&,    \
+                           const MatrixBase<R>&, MatrixTransposeType);                       \
+  template R TraceMatSpMatSp(const MatrixBase<R>&, MatrixTransposeType, const SpMatrix<R>&,  \
+                             const MatrixBase<R>&, MatrixTransposeType, const SpMatrix<R>&); \
+  template std::ostream& operator<<(std::ostream&, const PackedMatrix<R>&);                  \
+  template std::istream& operator>>(std::istream&, PackedMatrix<R>&);                        \
+  template bool SpMatrix<R>::ApproxEqual(const SpMatrix<R>&, float) const;                   \
+  template void SpMatrix<R>::AddMat2Sp(R, const MatrixBase<R>&, MatrixTransposeType,         \
+                                       const SpMatrix<R>&, R);                               \
+  template void SpMatrix<R>::AddVec2Sp(R, const VectorBase<R>&, const SpMatrix<R>&, R);      \
+  template void SpMatrix<R>::AddTp2Sp(R, const TpMatrix<R>&, MatrixTransposeType,            \
+                                      const SpMatrix<R>&, R);                                \
+  template void SpMatrix<R>::AddTp2(R, const TpMatrix<R>&, MatrixTransposeType, R);          \
+  template bool SpMatrix<R>::IsDiagonal(R) const;                                            \
+  template bool SpMatrix<R>::IsUnit(R) const;                                                \
+  template bool SpMatrix<R>::IsZero(R) const;                                                \
   template bool SpMatrix<R>::IsTridiagonal(R) const;
 CUCTX_INSTANTIATE_SP_EXTRA_(float)
 CUCTX_INSTANTIATE_SP_EXTRA_(double)

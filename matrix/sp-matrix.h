@@ -151,7 +151,7 @@ Real VecSpVec(const VectorBase<Real>& v1, const SpMatrix<Real>& S, const VectorB
 template <typename Real>
 Real TraceSpMat(const SpMatrix<Real>& S, const MatrixBase<Real>& M);
 
-// ---- Kaldi parity: comparisons and traces (matrix/sp-matrix-ops.cc) ------------------------------
+// ---- Kaldi parity: comparisons and traces (matrix/sp-matrix-ops.cc) -----------------------------
 
 // A.ApproxEqual(B, tol). `tol` does not take part in template deduction, so a double literal works
 // for float matrices too.
@@ -181,9 +181,9 @@ Real TraceMatSpMat(const MatrixBase<Real>& A, MatrixTransposeType transA, const 
 
 // tr(op(A) B op(C) D), B and D symmetric; shapes as the product requires (else throws).
 template <typename Real>
-Real TraceMatSpMatSp(const MatrixBase<Real>& A, MatrixTransposeType transA,
-                     const SpMatrix<Real>& B, const MatrixBase<Real>& C,
-                     MatrixTransposeType transC, const SpMatrix<Real>& D);
+Real TraceMatSpMatSp(const MatrixBase<Real>& A, MatrixTransposeType transA, const SpMatrix<Real>& B,
+                     const MatrixBase<Real>& C, MatrixTransposeType transC,
+                     const SpMatrix<Real>& D);
 
 }  // namespace cuctx
 

@@ -110,14 +110,14 @@ SubVector<Real>::SubVector(const PackedMatrix<Real>& M) {
   this->dim_ = static_cast<MatrixIndexT>(static_cast<int64>(n) * (n + 1) / 2);
 }
 
-#define CUCTX_INSTANTIATE_VECTOR_EXTRA_(R)                                                     \
-  template MatrixIndexT VectorBase<R>::RandCategorical() const;                                \
-  template void VectorBase<R>::CopyRowFromSp(const SpMatrix<float>&, MatrixIndexT);            \
-  template void VectorBase<R>::CopyRowFromSp(const SpMatrix<double>&, MatrixIndexT);           \
-  template void VectorBase<R>::ApplyLogAndCopy(const VectorBase<R>&);                          \
-  template void VectorBase<R>::AddMatSvec(R, const MatrixBase<R>&, MatrixTransposeType,        \
-                                          const VectorBase<R>&, R);                            \
-  template void VectorBase<R>::AddSpVec(R, const SpMatrix<R>&, const VectorBase<R>&, R);       \
+#define CUCTX_INSTANTIATE_VECTOR_EXTRA_(R)                                               \
+  template MatrixIndexT VectorBase<R>::RandCategorical() const;                          \
+  template void VectorBase<R>::CopyRowFromSp(const SpMatrix<float>&, MatrixIndexT);      \
+  template void VectorBase<R>::CopyRowFromSp(const SpMatrix<double>&, MatrixIndexT);     \
+  template void VectorBase<R>::ApplyLogAndCopy(const VectorBase<R>&);                    \
+  template void VectorBase<R>::AddMatSvec(R, const MatrixBase<R>&, MatrixTransposeType,  \
+                                          const VectorBase<R>&, R);                      \
+  template void VectorBase<R>::AddSpVec(R, const SpMatrix<R>&, const VectorBase<R>&, R); \
   template SubVector<R>::SubVector(const PackedMatrix<R>&);
 CUCTX_INSTANTIATE_VECTOR_EXTRA_(float)
 CUCTX_INSTANTIATE_VECTOR_EXTRA_(double)

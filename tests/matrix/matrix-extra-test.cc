@@ -153,7 +153,7 @@ TYPED_TEST(MatrixExtraTest, GroupPnormDerivOfOneAndInfinityNorms) {
   EXPECT_EQ(deriv(0, 2), 1);
   EXPECT_EQ(deriv(0, 3), -1);
   const Real inf = std::numeric_limits<Real>::infinity();
-  out.GroupPnorm(in, inf);  // (2, 3)
+  out.GroupPnorm(in, inf);              // (2, 3)
   deriv.GroupPnormDeriv(in, out, inf);  // sign(x) where |x| is the group maximum
   EXPECT_EQ(deriv(0, 0), -1);
   EXPECT_EQ(deriv(0, 1), 0);

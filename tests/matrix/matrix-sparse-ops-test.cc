@@ -22,7 +22,7 @@ TYPED_TEST_SUITE(MatrixSparseOpsTest, RealTypes);
 struct ProductShape {
   int m, k, n;
 };
-const std::vector<ProductShape> kProductShapes = {{0, 0, 0}, {0, 3, 4},  {3, 0, 4},  {3, 4, 0},
+const std::vector<ProductShape> kProductShapes = {{0, 0, 0}, {0, 3, 4},   {3, 0, 4},   {3, 4, 0},
                                                   {1, 1, 1}, {17, 9, 33}, {5, 130, 2}, {64, 1, 7}};
 
 std::ostream& operator<<(std::ostream& os, const ProductShape& s) {
@@ -81,12 +81,12 @@ TYPED_TEST(MatrixSparseOpsTest, AddSmatAddsTheDenseMatrix) {
   for (const test::Shape& s : test::kEdgeShapes)
     for (MatrixTransposeType t : {kNoTrans, kTrans}) {
       SCOPED_TRACE(::testing::Message() << s << (t == kTrans ? " kTrans" : " kNoTrans"));
-      Matrix<Real> a_dense = t == kNoTrans ? test::RandomSparseDense<Real>(s.rows, s.cols, 0.2, &rng)
-                                           : test::RandomSparseDense<Real>(s.cols, s.rows, 0.2, &rng);
+      Matrix<Real> a_dense = t == kNoTrans
+                                 ? test::RandomSparseDense<Real>(s.rows, s.cols, 0.2, &rng)
+                                 : test::RandomSparseDense<Real>(s.cols, s.rows, 0.2, &rng);
       const SparseMatrix<Real> a(a_dense);
       Matrix<Real> c = test::RandomMatrix<Real>(s.rows, s.cols, &rng);
-      Matrix<double> expected =
-          test::Combine(1.0, test::ToDouble(c), 2.5, test::Op(a_dense, t));
+      Matrix<double> expected = test::Combine(1.0, test::ToDouble(c), 2.5, test::Op(a_dense, t));
       c.AddSmat(2.5, a, t);
       EXPECT_TRUE(test::ExpectNear(c, expected, test::Tol<Real>()));
     }
@@ -127,8 +127,8 @@ TYPED_TEST(MatrixSparseOpsTest, ThrowsOnShapeMismatchAndOverlap) {
   const SparseMatrix<Real> sq(4, 4);
   SubMatrix<Real> left = big.ColRange(0, 2), right = big.ColRange(1, 2);
   test::ExpectErrorContaining([&] { left.AddSmatMat(1, sq, kNoTrans, right, 0); }, "overlaps");
-  test::ExpectErrorContaining([&] { left.AddMatSmat(1, big, SparseMatrix<Real>(4, 2), kNoTrans, 0); },
-                              "overlaps");
+  test::ExpectErrorContaining(
+      [&] { left.AddMatSmat(1, big, SparseMatrix<Real>(4, 2), kNoTrans, 0); }, "overlaps");
   test::ExpectErrorContaining(
       [&] { c.AddSmatMat(1, a, static_cast<MatrixTransposeType>(7), b, 0); },
       "invalid MatrixTransposeType 7");
