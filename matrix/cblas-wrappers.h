@@ -99,6 +99,18 @@ inline void cblas_Xscal(MatrixIndexT n, double alpha, double* x, MatrixIndexT in
   cblas_dscal(n, alpha, x, incx);
 }
 
+// ---- Kaldi parity: packed symmetric (SpMatrix storage: the lower triangle row by row, which is
+// CBLAS's row-major lower packed layout) ------------------------------------------------------
+// y = beta y + alpha A x, A n x n symmetric packed.
+inline void cblas_Xspmv(MatrixIndexT n, float alpha, const float* ap, const float* x,
+                        MatrixIndexT incx, float beta, float* y, MatrixIndexT incy) {
+  cblas_sspmv(CblasRowMajor, CblasLower, n, alpha, ap, x, incx, beta, y, incy);
+}
+inline void cblas_Xspmv(MatrixIndexT n, double alpha, const double* ap, const double* x,
+                        MatrixIndexT incx, double beta, double* y, MatrixIndexT incy) {
+  cblas_dspmv(CblasRowMajor, CblasLower, n, alpha, ap, x, incx, beta, y, incy);
+}
+
 }  // namespace cuctx
 
 #endif  // CUCTX_MATRIX_CBLAS_WRAPPERS_H_

@@ -25,6 +25,13 @@ struct Int32Pair {
   int32 second;
 };
 
+// ---- Kaldi parity: ordering of Int32Pair ------------------------------------------------------
+// Lexicographic order (first, then second), as Kaldi defines it, so pairs can be sorted and used
+// as std::map / std::set keys.
+inline bool operator<(const Int32Pair& a, const Int32Pair& b) {
+  return a.first < b.first || (a.first == b.first && a.second < b.second);
+}
+
 // One weighted element of a matrix, used by AddElements and friends.
 template <typename Real>
 struct MatrixElement {

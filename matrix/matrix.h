@@ -394,6 +394,68 @@ class MatrixBase {
   // the current contents. Defined in matrix/matrix-io.cc.
   void Read(std::istream& is, bool binary, bool add = false);
 
+  // ---- Kaldi parity: whole-matrix softmax, GroupPnormDeriv (matrix/matrix-extra.cc) ------------
+
+  // log(sum over all elements of exp(x)), computed relative to the maximum so it cannot overflow.
+  // As in Kaldi, terms more than -log(epsilon of Real) below the maximum are dropped (they cannot
+  // change the result), and with prune > 0 so are terms below max - prune; prune <= 0 (the
+  // default -1) prunes nothing more. A +-inf maximum is returned as is. Throws on an empty matrix.
+  Real LogSumExp(Real prune = -1.0) const;
+  // Softmax over all elements together: x = exp(x - m) / sum exp(x - m), m the maximum. Returns
+  // log(sum of exp(x)) of the input (the normalizer). Throws on an empty matrix.
+  Real ApplySoftMax();
+  // *this (shape of input) = d output / d input for output = GroupPnorm(input, power), groups of
+  // G = input.NumCols() / output.NumCols() columns (which must divide exactly; output.NumRows() ==
+  // input.NumRows()). Element (r, c) with y = output(r, c / G), x = input(r, c): power == 1 gives
+  // sign(x) (0 for x == 0); power == inf gives sign(x) where |x| == y, else 0; any other power
+  // gives sign(x) |x|^(power - 1) y^(1 - power). Where y == 0 the result is 0 (except power == 1).
+  // Throws on a shape mismatch.
+  void GroupPnormDeriv(const MatrixBase<Real>& input, const MatrixBase<Real>& output, Real power);
+
+  // ---- Kaldi parity: sparse operands (matrix/matrix-sparse-ops.cc) ----------------------------
+  // The dense operand must not overlap *this (throws). With beta == 0 the old contents of *this are
+  // ignored (NaN included), as in BLAS. Shapes must agree (throws naming them).
+
+  // *this += alpha * op(A).
+  void AddSmat(Real alpha, const SparseMatrix<Real>& A, MatrixTransposeType trans = kNoTrans);
+  // *this = beta * *this + alpha * op(A) B; the work is proportional to the nonzeros of A times
+  // B.NumCols() (one axpy per stored element).
+  void AddSmatMat(Real alpha, const SparseMatrix<Real>& A, MatrixTransposeType transA,
+                  const MatrixBase<Real>& B, Real beta);
+  // *this = beta * *this + alpha * A op(B); work proportional to A.NumRows() times the nonzeros of
+  // B.
+  void AddMatSmat(Real alpha, const MatrixBase<Real>& A, const SparseMatrix<Real>& B,
+                  MatrixTransposeType transB, Real beta);
+
+  // ---- Kaldi parity: packed operands (matrix/matrix-packed-ops.cc) ----------------------------
+  // Each unpacks its symmetric (Sp) or triangular (Tp) operands into dense scratch matrices and
+  // calls AddMatMat, so shape checks, aliasing rules and beta semantics are AddMatMat's (packed
+  // operands never overlap *this: they own their storage).
+
+  // *this += alpha * S (the full symmetric matrix); S's size must equal both dimensions.
+  template <typename OtherReal>
+  void AddSp(Real alpha, const SpMatrix<OtherReal>& S);
+  // *this = beta * *this + alpha * A op(B), A symmetric.
+  void AddSpMat(Real alpha, const SpMatrix<Real>& A, const MatrixBase<Real>& B,
+                MatrixTransposeType transB, Real beta);
+  // *this = beta * *this + alpha * op(A) op(B), A lower triangular.
+  void AddTpMat(Real alpha, const TpMatrix<Real>& A, MatrixTransposeType transA,
+                const MatrixBase<Real>& B, MatrixTransposeType transB, Real beta);
+  // *this = beta * *this + alpha * op(A) B, B symmetric.
+  void AddMatSp(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType transA,
+                const SpMatrix<Real>& B, Real beta);
+  // *this = beta * *this + alpha * A op(B) C, A and C symmetric.
+  void AddSpMatSp(Real alpha, const SpMatrix<Real>& A, const MatrixBase<Real>& B,
+                  MatrixTransposeType transB, const SpMatrix<Real>& C, Real beta);
+  // *this = beta * *this + alpha * op(A) op(B), B lower triangular.
+  void AddMatTp(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType transA,
+                const TpMatrix<Real>& B, MatrixTransposeType transB, Real beta);
+  // *this = beta * *this + alpha * op(A) op(B), both lower triangular.
+  void AddTpTp(Real alpha, const TpMatrix<Real>& A, MatrixTransposeType transA,
+               const TpMatrix<Real>& B, MatrixTransposeType transB, Real beta);
+  // *this = beta * *this + alpha * A B, both symmetric.
+  void AddSpSp(Real alpha, const SpMatrix<Real>& A, const SpMatrix<Real>& B, Real beta);
+
  protected:
   // Derived classes supply (or later set) the storage; note the Kaldi argument order.
   MatrixBase(Real* data, MatrixIndexT cols, MatrixIndexT rows, MatrixIndexT stride)
@@ -497,6 +559,13 @@ bool ApproxEqual(const MatrixBase<Real>& A, const MatrixBase<Real>& B, float tol
 // Throws cuctx::Error (naming the relative difference) unless ApproxEqual(A, B, tol).
 template <typename Real>
 void AssertEqual(const MatrixBase<Real>& A, const MatrixBase<Real>& B, float tol = 0.01);
+
+// ---- Kaldi parity: trace of one matrix ----------------------------------------------------------
+// A.Trace() (throws unless A is square), returned in double as Kaldi declares it.
+template <typename Real>
+double TraceMat(const MatrixBase<Real>& A) {
+  return A.Trace();
+}
 
 // Same number of rows and columns (and stride).
 template <typename Real, typename OtherReal>

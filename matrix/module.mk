@@ -10,3 +10,8 @@ matrix_SRCS  += matrix-functions-fft.cc srfft.cc optimization.cc general-matrix.
                 compressed-matrix-range.cc compressed-convert.cc
 matrix_TESTS += matrix-functions-fft-test.cc srfft-test.cc optimization-test.cc \
                 general-matrix-test.cc compressed-matrix-range-test.cc
+# Kaldi parity extras: whole-matrix softmax, sparse and packed operands, Sp congruences, vectors.
+matrix_SRCS  += matrix-extra.cc matrix-sparse-ops.cc matrix-packed-ops.cc sp-matrix-ops.cc \
+                vector-extra.cc
+matrix_TESTS += matrix-extra-test.cc matrix-sparse-ops-test.cc matrix-packed-ops-test.cc \
+                sp-matrix-ops-test.cc vector-extra-test.cc

@@ -111,6 +111,14 @@ class PackedMatrix {
   std::vector<Real> data_;
 };
 
+// ---- Kaldi parity: stream operators (matrix/sp-matrix-ops.cc) -----------------------------------
+// os << M writes M.Write(os, false) (the text form above); is >> M reads M.Read(is, false),
+// resizing, and throws as Read does. They apply to SpMatrix and TpMatrix through the base class.
+template <typename Real>
+std::ostream& operator<<(std::ostream& os, const PackedMatrix<Real>& M);
+template <typename Real>
+std::istream& operator>>(std::istream& is, PackedMatrix<Real>& M);
+
 }  // namespace cuctx
 
 #endif  // CUCTX_MATRIX_PACKED_MATRIX_H_

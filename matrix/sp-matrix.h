@@ -14,12 +14,16 @@
 #include "matrix/matrix-common.h"
 #include "matrix/packed-matrix.h"
 
+#include <type_traits>
+
 namespace cuctx {
 
 template <typename Real>
 class MatrixBase;
 template <typename Real>
 class VectorBase;
+template <typename Real>
+class TpMatrix;
 
 // A symmetric n x n matrix; owns its n(n+1)/2 elements. Not thread-safe for concurrent
 // modification; const methods may run concurrently. Misuse (size mismatch, bad index, singular or
@@ -104,6 +108,35 @@ class SpMatrix : public PackedMatrix<Real> {
   Real Sum() const;
   // sqrt(sum of the squares of all n^2 elements).
   Real FrobeniusNorm() const;
+
+  // ---- Kaldi parity: congruence updates and structure tests (matrix/sp-matrix-ops.cc) ---------
+  // The updates compute into scratch storage first, so the SpMatrix argument may be *this. With
+  // beta == 0 the old contents are ignored (NaN included). Size mismatches throw.
+
+  // True if ||*this - other||_F <= tol * max(||*this||_F, ||other||_F) (norms of the full
+  // symmetric matrices). Throws on a size mismatch or tol < 0.
+  bool ApproxEqual(const SpMatrix<Real>& other, float tol = 0.01) const;
+  // *this = beta * *this + alpha * op(M) A op(M)^T: M A M^T (kNoTrans; M is NumRows() x
+  // A.NumRows()) or M^T A M (kTrans; M is A.NumRows() x NumRows()). Products through BLAS gemm.
+  void AddMat2Sp(Real alpha, const MatrixBase<Real>& M, MatrixTransposeType transM,
+                 const SpMatrix<Real>& A, Real beta = 0.0);
+  // *this = beta * *this + alpha * diag(v) S diag(v); v.Dim() and S's size equal NumRows().
+  void AddVec2Sp(Real alpha, const VectorBase<Real>& v, const SpMatrix<Real>& S, Real beta);
+  // As AddMat2Sp with the lower-triangular T: alpha * T A T^T (kNoTrans) or T^T A T (kTrans).
+  void AddTp2Sp(Real alpha, const TpMatrix<Real>& T, MatrixTransposeType transM,
+                const SpMatrix<Real>& A, Real beta = 0.0);
+  // *this = beta * *this + alpha * T T^T (kNoTrans) or T^T T (kTrans), through BLAS syrk.
+  void AddTp2(Real alpha, const TpMatrix<Real>& T, MatrixTransposeType transM, Real beta = 0.0);
+
+  // Structure tests on the full symmetric matrix (all true for the 0 x 0 matrix):
+  // IsDiagonal: sum of |off-diagonal| <= cutoff * sum of |diagonal| (both triangles counted once);
+  // IsUnit: every element within cutoff (absolute) of the identity; IsZero: every |element| <=
+  // cutoff; IsTridiagonal: max |element| off the three central diagonals <= cutoff * max |element|
+  // on them.
+  bool IsDiagonal(Real cutoff = 1.0e-05) const;
+  bool IsUnit(Real cutoff = 1.0e-05) const;
+  bool IsZero(Real cutoff = 1.0e-05) const;
+  bool IsTridiagonal(Real cutoff = 1.0e-05) const;
 };
 
 // tr(A B) = sum over all (r, c) of A(r, c) B(r, c); sizes must match.
@@ -117,6 +150,40 @@ Real VecSpVec(const VectorBase<Real>& v1, const SpMatrix<Real>& S, const VectorB
 // tr(S M) for a square M of S's size.
 template <typename Real>
 Real TraceSpMat(const SpMatrix<Real>& S, const MatrixBase<Real>& M);
+
+// ---- Kaldi parity: comparisons and traces (matrix/sp-matrix-ops.cc) -----------------------------
+
+// A.ApproxEqual(B, tol). `tol` does not take part in template deduction, so a double literal works
+// for float matrices too.
+template <typename Real>
+bool ApproxEqual(const SpMatrix<Real>& A, const SpMatrix<Real>& B,
+                 typename std::common_type<Real>::type tol = 0.01);
+// Throws cuctx::Error (naming the sizes and the relative difference) unless ApproxEqual(A, B, tol).
+template <typename Real>
+void AssertEqual(const SpMatrix<Real>& A, const SpMatrix<Real>& B,
+                 typename std::common_type<Real>::type tol = 0.01);
+
+// tr(A B) across precisions (accumulated in double, returned as Real); sizes must match. Calls
+// with equal precisions pick the one-type TraceSpSp above.
+template <typename Real, typename OtherReal>
+Real TraceSpSp(const SpMatrix<Real>& A, const SpMatrix<OtherReal>& B);
+
+// sum over the stored lower triangles of A(r, c) B(r, c): tr(A B) with each off-diagonal product
+// counted once instead of twice (Kaldi uses it where only that sum is needed). Sizes must match.
+template <typename Real>
+Real TraceSpSpLower(const SpMatrix<Real>& A, const SpMatrix<Real>& B);
+
+// tr(op(A) B op(C)), B symmetric; op(A) must be B.NumRows() columns wide and op(C) B.NumRows()
+// rows high, op(A) B op(C) square (else throws).
+template <typename Real>
+Real TraceMatSpMat(const MatrixBase<Real>& A, MatrixTransposeType transA, const SpMatrix<Real>& B,
+                   const MatrixBase<Real>& C, MatrixTransposeType transC);
+
+// tr(op(A) B op(C) D), B and D symmetric; shapes as the product requires (else throws).
+template <typename Real>
+Real TraceMatSpMatSp(const MatrixBase<Real>& A, MatrixTransposeType transA, const SpMatrix<Real>& B,
+                     const MatrixBase<Real>& C, MatrixTransposeType transC,
+                     const SpMatrix<Real>& D);
 
 }  // namespace cuctx
 

@@ -42,6 +42,8 @@ template <typename Real>
 class TpMatrix;
 template <typename Real>
 class SparseMatrix;  // matrix/sparse-matrix.h (other owner)
+template <typename Real>
+class PackedMatrix;  // matrix/packed-matrix.h
 
 // A contiguous run of Dim() elements that this object does not own. The derived classes decide
 // ownership: Vector allocates (16-byte aligned) and frees, SubVector only points into memory owned
@@ -207,6 +209,28 @@ class VectorBase {
   // to the current contents. Defined in matrix/matrix-io.cc.
   void Read(std::istream& is, bool binary, bool add = false);
 
+  // ---- Kaldi parity: sampling, packed and sparse helpers (matrix/vector-extra.cc) --------------
+
+  // A random index i drawn with probability (*this)(i) / Sum(), from the process-wide generator
+  // of base/random.h (reproducible after SetRandomSeed). Elements equal to 0 are never drawn.
+  // Throws if the vector is empty, has a negative element or sums to 0 (or to a non-finite value).
+  MatrixIndexT RandCategorical() const;
+  // *this = row `row` of the full symmetric matrix S (either precision); requires
+  // Dim() == S.NumRows() and row in range (else throws).
+  template <typename OtherReal>
+  void CopyRowFromSp(const SpMatrix<OtherReal>& S, MatrixIndexT row);
+  // *this = log(v), element-wise (log of a negative number is NaN, of 0 is -inf, as std::log).
+  // v may be *this; other overlap and a dimension mismatch throw.
+  void ApplyLogAndCopy(const VectorBase<Real>& v);
+  // As AddMatVec (*this = beta * *this + alpha * op(M) v) but skipping the zero elements of v,
+  // so it is cheap when v is mostly zeros. v must not overlap *this (throws); with beta == 0 the
+  // old contents are ignored.
+  void AddMatSvec(Real alpha, const MatrixBase<Real>& M, MatrixTransposeType trans,
+                  const VectorBase<Real>& v, Real beta);
+  // *this = beta * *this + alpha * M v, M symmetric (BLAS spmv). Requires Dim() == v.Dim() ==
+  // M.NumRows(); v must not overlap *this (throws).
+  void AddSpVec(Real alpha, const SpMatrix<Real>& M, const VectorBase<Real>& v, Real beta);
+
  protected:
   // Only derived classes create or destroy a VectorBase; they own (or not) the storage.
   VectorBase() : data_(nullptr), dim_(0) {}
@@ -271,6 +295,10 @@ class SubVector : public VectorBase<Real> {
   SubVector(const Real* data, MatrixIndexT length);
   // Row `row` of M. Throws if row is out of range.
   SubVector(const MatrixBase<Real>& M, MatrixIndexT row);
+  // Kaldi parity: a view of the M.NumRows() * (M.NumRows() + 1) / 2 packed elements of M (an
+  // SpMatrix or TpMatrix), in storage order (matrix/packed-matrix.h). Writable (constness is not
+  // propagated, as above); invalidated when M is resized. Defined in matrix/vector-extra.cc.
+  explicit SubVector(const PackedMatrix<Real>& M);
   SubVector(const SubVector& other) : VectorBase<Real>(other) {}
   ~SubVector() {}
 
