@@ -6,6 +6,7 @@
 #include "base/common.h"
 #include "matrix/compressed-matrix.h"
 #include "matrix/matrix-common.h"
+#include "matrix/matrix-functions.h"
 #include "matrix/matrix.h"
 #include "matrix/packed-matrix.h"
 #include "matrix/sp-matrix.h"
