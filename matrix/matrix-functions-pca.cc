@@ -77,9 +77,11 @@ void ComputePca(const MatrixBase<Real>& X, MatrixBase<Real>* U, MatrixBase<Real>
     Vector<Real> l(N);
     Matrix<Real> V(N, N);
     gram.Eig(&l, &V);
+    // X X^T is positive semidefinite; negative eigenvalues are rounding (common when the rank is
+    // below N), so they are zeroed quietly.
     for (MatrixIndexT i = 0; i < N; ++i) {
       if (l(i) < 0) {
-        CUCTX_WARN << "ComputePca: setting eigenvalue " << l(i) << " to zero";
+        CUCTX_VLOG(1) << "ComputePca: setting eigenvalue " << l(i) << " to zero";
         l(i) = 0;
       }
     }
