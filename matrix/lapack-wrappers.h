@@ -181,10 +181,9 @@ void CheckLapackInfo(int info, const char* caller, const char* routine,
   if (info == 0) return;
   if (info < 0)
     CUCTX_ERR << caller << ": LAPACK " << LapackPrefix(Real()) << routine
-              << " failed (info = " << info << "): argument " << -info
-              << " had an illegal value";
-  CUCTX_ERR << caller << ": LAPACK " << LapackPrefix(Real()) << routine << " failed (info = "
-            << info << "): " << positive_meaning;
+              << " failed (info = " << info << "): argument " << -info << " had an illegal value";
+  CUCTX_ERR << caller << ": LAPACK " << LapackPrefix(Real()) << routine
+            << " failed (info = " << info << "): " << positive_meaning;
 }
 
 }  // namespace internal

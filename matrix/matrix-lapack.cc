@@ -70,8 +70,8 @@ void SvdInPlace(const char* op, MatrixBase<Real>* a, VectorBase<Real>* s, Matrix
   // major) are the rows of our row-major Vt, and its right vectors' transpose (k x m, column-
   // major) is our row-major U. So each output is written in place with its own stride.
   const int info = internal::LapackGesvd<Real>(
-      Vt != nullptr ? 'S' : 'N', U != nullptr ? 'S' : 'N', n, m, a->Data(), LapackLd(*a),
-      s->Data(), Vt != nullptr ? Vt->Data() : nullptr, Vt != nullptr ? LapackLd(*Vt) : 1,
+      Vt != nullptr ? 'S' : 'N', U != nullptr ? 'S' : 'N', n, m, a->Data(), LapackLd(*a), s->Data(),
+      Vt != nullptr ? Vt->Data() : nullptr, Vt != nullptr ? LapackLd(*Vt) : 1,
       U != nullptr ? U->Data() : nullptr, U != nullptr ? LapackLd(*U) : 1);
   CheckLapackInfo<Real>(info, op, "gesvd_", "the bidiagonal QR iteration did not converge");
 }
@@ -160,11 +160,10 @@ void MatrixBase<Real>::Eig(MatrixBase<Real>* P, VectorBase<Real>* eigs_real,
   Matrix<Real> a(*this, kTrans);
   Matrix<Real> vr(P != nullptr ? n : 0, P != nullptr ? n : 0, kUndefined);
   std::vector<Real> wr(n), wi(n);
-  const int info = internal::LapackGeev<Real>(P != nullptr ? 'V' : 'N', n, a.Data(), LapackLd(a),
-                                              wr.data(), wi.data(), vr.Data(),
-                                              P != nullptr ? LapackLd(vr) : 1);
-  CheckLapackInfo<Real>(info, kOp, "geev_",
-                        "the QR algorithm did not compute all eigenvalues");
+  const int info =
+      internal::LapackGeev<Real>(P != nullptr ? 'V' : 'N', n, a.Data(), LapackLd(a), wr.data(),
+                                 wi.data(), vr.Data(), P != nullptr ? LapackLd(vr) : 1);
+  CheckLapackInfo<Real>(info, kOp, "geev_", "the QR algorithm did not compute all eigenvalues");
   if (P != nullptr) P->CopyFromMat(vr, kTrans);
   if (eigs_real != nullptr) eigs_real->CopyFromPtr(wr.data(), n);
   if (eigs_imag != nullptr) eigs_imag->CopyFromPtr(wi.data(), n);

@@ -356,9 +356,9 @@ class MatrixBase {
   void Invert(Real* log_det = nullptr, Real* det_sign = nullptr, bool inverse_needed = true);
 
   // ---- LAPACK decompositions (matrix/matrix-lapack.cc) -----------------------------------------
-  // Through OpenBLAS's LAPACK in the precision of Real. Inputs are checked for NaN/inf first (throws
-  // naming the element); a LAPACK failure throws naming the routine and its info value. Outputs must
-  // not overlap *this or each other (throws).
+  // Through OpenBLAS's LAPACK in the precision of Real. Inputs are checked for NaN/inf first
+  // (throws naming the element); a LAPACK failure throws naming the routine and its info value.
+  // Outputs must not overlap *this or each other (throws).
 
   // Thin SVD *this = U diag(s) Vt for an M x N matrix, K = min(M, N): s has dimension K and gets
   // the singular values in descending order (Kaldi promises no order; LAPACK's is descending), U

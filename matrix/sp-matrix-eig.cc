@@ -82,17 +82,16 @@ void SpMatrix<Real>::TopEigs(VectorBase<Real>* s, MatrixBase<Real>* P,
     CUCTX_ERR << "SpMatrix::TopEigs: asked for " << e << " eigenvalues of a " << n << "x" << n
               << " matrix";
   if (P->NumRows() != n || P->NumCols() != e)
-    CUCTX_ERR << "SpMatrix::TopEigs: P is " << internal::ShapeOf(*P) << " but must be " << n
-              << "x" << e;
+    CUCTX_ERR << "SpMatrix::TopEigs: P is " << internal::ShapeOf(*P) << " but must be " << n << "x"
+              << e;
   if (e == 0) return;
   Vector<Real> w(n);
   Matrix<Real> all(n, n);
   SymmetricEig("SpMatrix::TopEigs", *this, w.Data(), &all);
   std::vector<MatrixIndexT> order(n);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](MatrixIndexT a, MatrixIndexT b) {
-    return std::abs(w(a)) > std::abs(w(b));
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](MatrixIndexT a, MatrixIndexT b) { return std::abs(w(a)) > std::abs(w(b)); });
   for (MatrixIndexT j = 0; j < e; ++j) {
     (*s)(j) = w(order[j]);
     for (MatrixIndexT i = 0; i < n; ++i) (*P)(i, j) = all(i, order[j]);
@@ -150,8 +149,7 @@ int SpMatrix<Real>::ApplyFloor(const SpMatrix<Real>& C, Real alpha, bool verbose
               << " but *this is " << n << "x" << n;
   CUCTX_CHECK(alpha > 0) << "SpMatrix::ApplyFloor: alpha must be positive, got " << alpha;
   if (n == 0) return 0;
-  if (!C.IsPosDef())
-    CUCTX_ERR << "SpMatrix::ApplyFloor: the floor matrix is not positive definite";
+  if (!C.IsPosDef()) CUCTX_ERR << "SpMatrix::ApplyFloor: the floor matrix is not positive definite";
   // In the basis where alpha C is the identity (alpha C = L L^T), flooring *this at alpha C is
   // flooring the eigenvalues of D = L^-1 (*this) L^-T at 1. Done in double precision.
   TpMatrix<double> L(n);
@@ -234,18 +232,17 @@ MatrixIndexT SpMatrix<Real>::LimitCondDouble(Real maxcond, bool invert) {
   return floored;
 }
 
-#define CUCTX_INSTANTIATE_SP_EIG(Real)                                                     \
-  template void SpMatrix<Real>::Eig(VectorBase<Real>*, MatrixBase<Real>*) const;           \
-  template void SpMatrix<Real>::TopEigs(VectorBase<Real>*, MatrixBase<Real>*, MatrixIndexT) \
-      const;                                                                               \
-  template void SpMatrix<Real>::SymPosSemiDefEig(VectorBase<Real>*, MatrixBase<Real>*, Real) \
-      const;                                                                               \
-  template Real SpMatrix<Real>::MaxAbsEig() const;                                         \
-  template Real SpMatrix<Real>::Cond() const;                                              \
-  template void SpMatrix<Real>::ApplyPow(Real);                                            \
-  template int SpMatrix<Real>::ApplyFloor(const SpMatrix<Real>&, Real, bool);              \
-  template int SpMatrix<Real>::ApplyFloor(Real);                                           \
-  template MatrixIndexT SpMatrix<Real>::LimitCond(Real, bool);                             \
+#define CUCTX_INSTANTIATE_SP_EIG(Real)                                                             \
+  template void SpMatrix<Real>::Eig(VectorBase<Real>*, MatrixBase<Real>*) const;                   \
+  template void SpMatrix<Real>::TopEigs(VectorBase<Real>*, MatrixBase<Real>*, MatrixIndexT) const; \
+  template void SpMatrix<Real>::SymPosSemiDefEig(VectorBase<Real>*, MatrixBase<Real>*, Real)       \
+      const;                                                                                       \
+  template Real SpMatrix<Real>::MaxAbsEig() const;                                                 \
+  template Real SpMatrix<Real>::Cond() const;                                                      \
+  template void SpMatrix<Real>::ApplyPow(Real);                                                    \
+  template int SpMatrix<Real>::ApplyFloor(const SpMatrix<Real>&, Real, bool);                      \
+  template int SpMatrix<Real>::ApplyFloor(Real);                                                   \
+  template MatrixIndexT SpMatrix<Real>::LimitCond(Real, bool);                                     \
   template MatrixIndexT SpMatrix<Real>::LimitCondDouble(Real, bool);
 
 CUCTX_INSTANTIATE_SP_EIG(float)

@@ -200,8 +200,8 @@ Real SolveQuadraticMatrixProblem(const SpMatrix<Real>& Q, const MatrixBase<Real>
                                  const SpMatrix<Real>& P, const SolverOptions& opts,
                                  MatrixBase<Real>* M) {
   CUCTX_CHECK(M != nullptr) << "SolveQuadraticMatrixProblem: M must not be null";
-  if (Q.NumRows() != M->NumCols() || P.NumRows() != M->NumRows() ||
-      Y.NumRows() != M->NumRows() || Y.NumCols() != M->NumCols() || M->NumCols() == 0)
+  if (Q.NumRows() != M->NumCols() || P.NumRows() != M->NumRows() || Y.NumRows() != M->NumRows() ||
+      Y.NumCols() != M->NumCols() || M->NumCols() == 0)
     CUCTX_ERR << "SolveQuadraticMatrixProblem: M is " << internal::ShapeOf(*M) << ", Y "
               << internal::ShapeOf(Y) << ", Q " << Q.NumRows() << "x" << Q.NumRows() << ", P "
               << P.NumRows() << "x" << P.NumRows()
@@ -223,8 +223,8 @@ Real SolveDoubleQuadraticMatrixProblem(const MatrixBase<Real>& G, const SpMatrix
   static const char* const kOp = "SolveDoubleQuadraticMatrixProblem";
   CUCTX_CHECK(M != nullptr) << kOp << ": M must not be null";
   const MatrixIndexT rows = M->NumRows(), cols = M->NumCols();
-  if (G.NumRows() != rows || G.NumCols() != cols || P1.NumRows() != rows ||
-      P2.NumRows() != rows || Q1.NumRows() != cols || Q2.NumRows() != cols || cols == 0)
+  if (G.NumRows() != rows || G.NumCols() != cols || P1.NumRows() != rows || P2.NumRows() != rows ||
+      Q1.NumRows() != cols || Q2.NumRows() != cols || cols == 0)
     CUCTX_ERR << kOp << ": M is " << internal::ShapeOf(*M) << ", G " << internal::ShapeOf(G)
               << ", P1/P2 " << P1.NumRows() << "/" << P2.NumRows() << ", Q1/Q2 " << Q1.NumRows()
               << "/" << Q2.NumRows() << "; need G like M, P of M's rows, Q of its columns";
@@ -278,8 +278,8 @@ Real SolveDoubleQuadraticMatrixProblem(const MatrixBase<Real>& G, const SpMatrix
         continue;
       }
       if (after >= before - 1.0e-05) continue;  // At the optimum already, up to rounding.
-      CUCTX_WARN << kOp << ": direct solve lowered the objective for " << opts.name << " (row "
-                 << n << "); using the eigenvalue-floored solver";
+      CUCTX_WARN << kOp << ": direct solve lowered the objective for " << opts.name << " (row " << n
+                 << "); using the eigenvalue-floored solver";
     }
     gain += SolveQuadraticProblem(Q_sum, Vector<double>(g), opts, &m);
   }
@@ -289,14 +289,14 @@ Real SolveDoubleQuadraticMatrixProblem(const MatrixBase<Real>& G, const SpMatrix
   return static_cast<Real>(gain);
 }
 
-#define CUCTX_INSTANTIATE_SOLVERS(Real)                                                         \
-  template Real SolveQuadraticProblem(const SpMatrix<Real>&, const VectorBase<Real>&,           \
-                                      const SolverOptions&, VectorBase<Real>*);                 \
-  template Real SolveQuadraticMatrixProblem(const SpMatrix<Real>&, const MatrixBase<Real>&,     \
-                                            const SpMatrix<Real>&, const SolverOptions&,        \
-                                            MatrixBase<Real>*);                                 \
-  template Real SolveDoubleQuadraticMatrixProblem(                                              \
-      const MatrixBase<Real>&, const SpMatrix<Real>&, const SpMatrix<Real>&,                    \
+#define CUCTX_INSTANTIATE_SOLVERS(Real)                                                     \
+  template Real SolveQuadraticProblem(const SpMatrix<Real>&, const VectorBase<Real>&,       \
+                                      const SolverOptions&, VectorBase<Real>*);             \
+  template Real SolveQuadraticMatrixProblem(const SpMatrix<Real>&, const MatrixBase<Real>&, \
+                                            const SpMatrix<Real>&, const SolverOptions&,    \
+                                            MatrixBase<Real>*);                             \
+  template Real SolveDoubleQuadraticMatrixProblem(                                          \
+      const MatrixBase<Real>&, const SpMatrix<Real>&, const SpMatrix<Real>&,                \
       const SpMatrix<Real>&, const SpMatrix<Real>&, const SolverOptions&, MatrixBase<Real>*);
 
 CUCTX_INSTANTIATE_SOLVERS(float)

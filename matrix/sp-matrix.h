@@ -7,6 +7,8 @@
 //
 // The numerical routines (Invert, LogDet) work in double precision internally, whatever Real is,
 // and run in plain C++ loops (only CBLAS is guaranteed, not LAPACK); AddMat2 goes through BLAS.
+// The eigenvalue routines and quadratic solvers (their own blocks below) use LAPACK through
+// matrix/lapack-wrappers.h.
 #ifndef CUCTX_MATRIX_SP_MATRIX_H_
 #define CUCTX_MATRIX_SP_MATRIX_H_
 
