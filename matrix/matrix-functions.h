@@ -9,6 +9,8 @@
 #include "matrix/vector.h"
 
 #include <cmath>
+#include "base/types.h"
+#include "matrix/matrix-common.h"
 
 namespace cuctx {
 
@@ -95,6 +97,24 @@ inline void ComplexImExp(Real x, Real* a_re, Real* a_im) {
 template <typename Real>
 void AddOuterProductPlusMinus(Real alpha, const VectorBase<Real>& a, const VectorBase<Real>& b,
                               MatrixBase<Real>* plus, MatrixBase<Real>* minus);
+
+template <typename Real>
+class MatrixBase;
+
+// ---- PCA (matrix/matrix-functions-pca.cc) -------------------------------------------------------
+
+// Principal components of the N points that are the rows of the N x D matrix X, without
+// subtracting a mean (as Kaldi): the G rows of *U (G x D, G = U->NumRows()) become an orthonormal
+// basis of the top-G eigenvectors of X^T X, in order of decreasing eigenvalue, and *A (N x G, or
+// nullptr) the coefficients A = X U^T, so X ~= A U. Requires G <= N and G <= D (throws). Works on
+// X^T X when D < N and on the inner products X X^T otherwise; in the latter case directions with
+// zero (or, from rounding, negative) eigenvalues are filled with arbitrary orthonormal vectors.
+// Each basis vector's sign is arbitrary. With print_eigs the eigenvalues are logged. Kaldi uses
+// Lanczos iteration when exact == false; here the eigenvalues are always computed exactly, so
+// `exact` only changes the log text.
+template <typename Real>
+void ComputePca(const MatrixBase<Real>& X, MatrixBase<Real>* U, MatrixBase<Real>* A,
+                bool print_eigs = false, bool exact = true);
 
 }  // namespace cuctx
 

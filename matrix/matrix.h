@@ -357,6 +357,50 @@ class MatrixBase {
   // log |det| and its sign (before inversion). Throws on a singular matrix when inverse_needed.
   void Invert(Real* log_det = nullptr, Real* det_sign = nullptr, bool inverse_needed = true);
 
+  // ---- LAPACK decompositions (matrix/matrix-lapack.cc) -----------------------------------------
+  // Through OpenBLAS's LAPACK in the precision of Real. Inputs are checked for NaN/inf first
+  // (throws naming the element); a LAPACK failure throws naming the routine and its info value.
+  // Outputs must not overlap *this or each other (throws).
+
+  // Thin SVD *this = U diag(s) Vt for an M x N matrix, K = min(M, N): s has dimension K and gets
+  // the singular values in descending order (Kaldi promises no order; LAPACK's is descending), U
+  // is M x K (orthonormal columns) and Vt is K x N (orthonormal rows). For M >= N this is Kaldi's
+  // rule (s: N, U: M x N, Vt: N x N); for M < N it is what Kaldi's Svd gives through the
+  // transpose (s: M, U: M x M, Vt: M x N). U and/or Vt may be nullptr when not wanted (saves
+  // work). Throws on a wrong output shape or if the SVD does not converge. Empty: no-op.
+  void Svd(VectorBase<Real>* s, MatrixBase<Real>* U, MatrixBase<Real>* Vt) const;
+  // Singular values only (descending).
+  void Svd(VectorBase<Real>* s) const { Svd(s, nullptr, nullptr); }
+  // As Svd, but may overwrite *this (its contents afterwards are unspecified) to save a copy.
+  // Kaldi requires NumRows() >= NumCols() here; both shapes are accepted.
+  void DestructiveSvd(VectorBase<Real>* s, MatrixBase<Real>* U, MatrixBase<Real>* Vt);
+  // Smallest singular value; throws on an empty matrix.
+  Real MinSingularValue() const;
+  // Condition number: largest / smallest singular value; 1.0e+100 if the smallest is zero (as
+  // Kaldi). Works for any shape; throws on an empty matrix.
+  Real Cond() const;
+  // log |det(*this)|, with the sign of the determinant (+1, -1, or 0 when singular; then the
+  // result is -inf) in *det_sign if given. LU with partial pivoting (LAPACK getrf) in double
+  // precision. Square only (throws); 0 x 0 gives 0 with sign +1.
+  Real LogDet(Real* det_sign = nullptr) const;
+  // Eigendecomposition of a square real matrix: *this = P D P^-1 with P real. D is block diagonal:
+  // eigs_real(i) for a real eigenvalue (eigs_imag(i) == 0), and for a complex pair lambda +- i mu
+  // (consecutive entries, the one with eigs_imag > 0 first) the 2x2 block [lambda, mu; -mu,
+  // lambda] (see CreateEigenvalueMatrix). If *this is defective P is singular and only
+  // (*this) P = P D holds. Columns of P have unit 2-norm (LAPACK geev); eigenvalues are not
+  // sorted. Any output may be nullptr; P must be N x N and the vectors of dimension N (throws).
+  // Throws if not square or if the QR algorithm fails.
+  void Eig(MatrixBase<Real>* P, VectorBase<Real>* eigs_real, VectorBase<Real>* eigs_imag) const;
+  // *this = *this ^ pow through Eig (principal branch of each eigenvalue's power). Returns false
+  // and leaves *this unchanged if an eigenvalue is real and negative, or zero with pow < 0. Square
+  // only (throws); throws if the eigenvector matrix is singular (a defective matrix). 0 x 0: true.
+  bool Power(Real pow);
+  // Eigendecomposition of a symmetric positive semidefinite *this = P diag(s) P^T (P orthogonal,
+  // N x N; s of dimension N, ascending). Throws if the most negative eigenvalue is below
+  // -check_thresh times the largest; negative eigenvalues within that are set to zero. Only the
+  // symmetric part of *this is used; *this is not changed (non-const only to match Kaldi).
+  void SymPosSemiDefEig(VectorBase<Real>* s, MatrixBase<Real>* P, Real check_thresh = 0.001);
+
   // ---- reductions (matrix/matrix.cc) ------------------------------------------------------------
 
   // Sum of the elements (0 when empty).
@@ -576,6 +620,28 @@ template <typename Real, typename OtherReal>
 bool SameDimAndStride(const MatrixBase<Real>& A, const MatrixBase<OtherReal>& B) {
   return SameDim(A, B) && A.Stride() == B.Stride();
 }
+
+// ---- eigen/SVD helpers (matrix/matrix-lapack.cc) ----------------------------------------------
+
+// Sorts s from greatest to least |value| (or value, with sort_on_absolute_value == false), moving
+// the columns of U and the rows of Vt (either may be nullptr) the same way; ties keep their order.
+// Requires U->NumCols() == s->Dim() and Vt->NumRows() == s->Dim() (throws).
+template <typename Real>
+void SortSvd(VectorBase<Real>* s, MatrixBase<Real>* U, MatrixBase<Real>* Vt = nullptr,
+             bool sort_on_absolute_value = true);
+
+// The block-diagonal D of MatrixBase::Eig (*D is N x N, N = re.Dim() = im.Dim(), else throws):
+// re(j) on the diagonal where im(j) == 0; for a complex pair at j, j + 1 the block
+// [re(j), im(j); -im(j), re(j)]. Throws if a complex entry is not followed by its conjugate.
+template <typename Real>
+void CreateEigenvalueMatrix(const VectorBase<Real>& re, const VectorBase<Real>& im,
+                            MatrixBase<Real>* D);
+
+// Replaces x = *x_re + i *x_im by x^power on the principal branch (|x|^power at angle
+// power * arg(x)). Returns false (leaving x unchanged) if x is real and negative, or zero with
+// power < 0. Used by MatrixBase::Power.
+template <typename Real>
+bool AttemptComplexPower(Real* x_re, Real* x_im, Real power);
 
 // Writes M in Kaldi text form (as M.Write(os, false)).
 template <typename Real>

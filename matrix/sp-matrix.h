@@ -7,6 +7,8 @@
 //
 // The numerical routines (Invert, LogDet) work in double precision internally, whatever Real is,
 // and run in plain C++ loops (only CBLAS is guaranteed, not LAPACK); AddMat2 goes through BLAS.
+// The eigenvalue routines and quadratic solvers (their own blocks below) use LAPACK through
+// matrix/lapack-wrappers.h.
 #ifndef CUCTX_MATRIX_SP_MATRIX_H_
 #define CUCTX_MATRIX_SP_MATRIX_H_
 
@@ -15,6 +17,7 @@
 #include "matrix/packed-matrix.h"
 
 #include <type_traits>
+#include <string>
 
 namespace cuctx {
 
@@ -104,6 +107,49 @@ class SpMatrix : public PackedMatrix<Real> {
   // True if Cholesky succeeds (the matrix is numerically positive definite).
   bool IsPosDef() const;
 
+  // ---- eigenvalue routines (matrix/sp-matrix-eig.cc) -------------------------------------------
+  // Through LAPACK's symmetric solver (syevr) in the precision of Real. NaN/inf input throws
+  // (naming the element); a LAPACK failure throws naming the routine and its info value.
+
+  // *this = P diag(s) P^T with P orthogonal. s must have dimension NumRows(); P (nullptr if not
+  // wanted) must be NumRows() x NumRows(), else throws. The eigenvalues come in ascending order
+  // (Kaldi's QR method leaves them unsorted; use SortSvd for descending). Empty: no-op.
+  void Eig(VectorBase<Real>* s, MatrixBase<Real>* P = nullptr) const;
+  // The s->Dim() eigenvalues of largest |value| and their eigenvectors (columns of P, which must
+  // be NumRows() x s->Dim(); s->Dim() <= NumRows(), else throws), sorted from greatest to least
+  // |value|, so that P diag(s) P^T is the best rank-s->Dim() reconstruction. Kaldi finds these
+  // approximately by Lanczos iteration; here every eigenpair is computed exactly (syevr) and the
+  // top ones kept, which meets Kaldi's contract exactly. lanczos_dim (the Krylov dimension in
+  // Kaldi) is accepted and ignored. s->Dim() == 0: no-op.
+  void TopEigs(VectorBase<Real>* s, MatrixBase<Real>* P, MatrixIndexT lanczos_dim = 0) const;
+  // As Eig (P may be nullptr), for a positive semidefinite matrix: throws if the most negative
+  // eigenvalue is below -tolerance times the largest eigenvalue; negative eigenvalues within the
+  // tolerance are set to zero.
+  void SymPosSemiDefEig(VectorBase<Real>* s, MatrixBase<Real>* P, Real tolerance = 0.001) const;
+  // Largest |eigenvalue| (0 for an empty matrix).
+  Real MaxAbsEig() const;
+  // Ratio of the largest to the smallest singular value (= |eigenvalue|), as MatrixBase::Cond:
+  // 1.0e+100 if singular; throws if empty.
+  Real Cond() const;
+  // *this = P diag(s^exponent) P^T through SymPosSemiDefEig (so throws if *this is not positive
+  // semidefinite within 0.001); throws if a zero eigenvalue meets a negative exponent. exponent ==
+  // 1 is a no-op, as is an empty matrix.
+  void ApplyPow(Real exponent);
+  // Floors *this so that afterwards x^T (*this) x >= x^T (alpha C) x for every x: with
+  // alpha C = L L^T (Cholesky), the eigenvalues of L^-1 (*this) L^-T below 1 are raised to 1.
+  // Requires C positive definite of the same size and alpha > 0 (throws). With verbose, logs the
+  // eigenvalues before flooring. Returns how many eigenvalues were floored.
+  int ApplyFloor(const SpMatrix<Real>& C, Real alpha = 1.0, bool verbose = false);
+  // Raises every eigenvalue below `floor` to `floor`; returns how many were raised.
+  int ApplyFloor(Real floor);
+  // Limits the condition number of a positive semidefinite *this (throws otherwise, as
+  // SymPosSemiDefEig) to maxcond (> 1, else throws) by flooring the eigenvalues at
+  // max(largest / maxcond, 1.0e-40); with invert, *this then becomes the inverse of that floored
+  // matrix. Returns how many eigenvalues were at or below the floor.
+  MatrixIndexT LimitCond(Real maxcond = 1.0e+5, bool invert = false);
+  // As LimitCond, computed in double precision.
+  MatrixIndexT LimitCondDouble(Real maxcond = 1.0e+5, bool invert = false);
+
   // Sum of all n^2 elements of the symmetric matrix.
   Real Sum() const;
   // sqrt(sum of the squares of all n^2 elements).
@@ -184,6 +230,61 @@ template <typename Real>
 Real TraceMatSpMatSp(const MatrixBase<Real>& A, MatrixTransposeType transA, const SpMatrix<Real>& B,
                      const MatrixBase<Real>& C, MatrixTransposeType transC,
                      const SpMatrix<Real>& D);
+// ---- quadratic solvers (matrix/sp-matrix-solve.cc) ---------------------------------------------
+// Numerically stable maximizers of quadratic auxiliary functions, as in the SGMM paper ("The
+// subspace Gaussian mixture model -- a structured model for speech recognition"). Each starts
+// from the current *x / *M, returns the improvement of the objective (>= 0) and leaves the
+// argument unchanged (returning 0) if the new value would be worse.
+
+// Options of the solvers below. K is the largest condition number allowed for the quadratic term
+// (its eigenvalues are floored at max(eps, largest / K)); optimize_delta solves for the change
+// from the current value rather than the value itself; diagonal_precondition first rescales the
+// problem by the square root of the quadratic term's diagonal (helps when dimensions differ in
+// scale); print_debug_output logs how many eigenvalues were floored. name appears in messages.
+struct SolverOptions {
+  BaseFloat K;
+  BaseFloat eps;
+  std::string name;
+  bool optimize_delta;
+  bool diagonal_precondition;
+  bool print_debug_output;
+  explicit SolverOptions(const std::string& solver_name)
+      : K(1.0e+4),
+        eps(1.0e-40),
+        name(solver_name),
+        optimize_delta(true),
+        diagonal_precondition(false),
+        print_debug_output(true) {}
+  SolverOptions() : SolverOptions("[unknown]") {}
+  // Throws unless K > 10 and eps < 1.0e-10.
+  void Check() const;
+};
+
+// Maximizes Q(x) = x^T g - 0.5 x^T H x over x (H positive semidefinite; the optimum is H^-1 g
+// when H is positive definite and its condition is below opts.K). Requires H.NumRows() == g.Dim()
+// == x->Dim() > 0 (throws); throws if H is not positive semidefinite within 0.001 (relative). If
+// H is exactly zero, warns and returns 0. Computed in double precision.
+template <typename Real>
+Real SolveQuadraticProblem(const SpMatrix<Real>& H, const VectorBase<Real>& g,
+                           const SolverOptions& opts, VectorBase<Real>* x);
+
+// Maximizes Q(M) = tr(M^T P Y) - 0.5 tr(P M Q M^T) over the R x C matrix M (Q: C x C and P: R x R
+// positive semidefinite; Y: R x C); like a stable M = Y Q^-1. Requires C > 0 and matching sizes
+// (throws). If Q is exactly zero, warns and returns 0.
+template <typename Real>
+Real SolveQuadraticMatrixProblem(const SpMatrix<Real>& Q, const MatrixBase<Real>& Y,
+                                 const SpMatrix<Real>& P, const SolverOptions& opts,
+                                 MatrixBase<Real>* M);
+
+// Maximizes Q(M) = tr(M^T G) - 0.5 tr(P1 M Q1 M^T) - 0.5 tr(P2 M Q2 M^T) over the R x C matrix
+// M, with P1 positive definite (throws otherwise), P2 positive semidefinite, and Q1, Q2 positive
+// semidefinite with Q1 + d Q2 positive definite for d >= 0 (rows whose problem is not are solved
+// as SolveQuadraticProblem does). Requires C > 0 and matching sizes (throws).
+template <typename Real>
+Real SolveDoubleQuadraticMatrixProblem(const MatrixBase<Real>& G, const SpMatrix<Real>& P1,
+                                       const SpMatrix<Real>& P2, const SpMatrix<Real>& Q1,
+                                       const SpMatrix<Real>& Q2, const SolverOptions& opts,
+                                       MatrixBase<Real>* M);
 
 }  // namespace cuctx
 
