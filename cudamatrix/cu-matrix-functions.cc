@@ -33,7 +33,7 @@ void CheckLimits(const char* op, double lower, double upper) {
 
 // One single-pass reduction on `stream` and one read-back (which waits for the stream).
 template <typename Real>
-Real DeviceReduce(MatrixDim dim, const Real* data, MatReduce op, Real tol, CuStream stream) {
+inline Real DeviceReduce(MatrixDim dim, const Real* data, MatReduce op, Real tol, CuStream stream) {
   internal::ScopedStorage work(MatReduceWorkspaceBytes());
   LaunchMatReduce(dim, data, op, tol, work.Data(), stream);
   Real result = 0;

@@ -22,7 +22,7 @@ namespace {
 
 // One reduction on `stream` and one read-back (which waits for the stream).
 template <typename Real>
-Real DeviceSum(MatrixDim dim, const Real* data, bool squares, CuStream stream) {
+inline Real DeviceSum(MatrixDim dim, const Real* data, bool squares, CuStream stream) {
   internal::ScopedStorage work(ReduceWorkspaceBytes());
   LaunchSum(dim, data, squares, work.Data(), stream);
   Real result = 0;

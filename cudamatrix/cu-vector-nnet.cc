@@ -27,7 +27,7 @@ Real ReadBack(internal::ScopedStorage* s) {
 
 // Max or min (op) of data[0, dim) on `stream`, read back (which waits for the stream).
 template <typename Real>
-Real DeviceExtremum(RowReduceOp op, const Real* data, MatrixIndexT dim, CuStream stream) {
+inline Real DeviceExtremum(RowReduceOp op, const Real* data, MatrixIndexT dim, CuStream stream) {
   internal::ScopedStorage out(sizeof(Real));
   // The reduction computes beta * out + alpha * max, so out must hold a finite value.
   LaunchFill(out.Data(), 1, sizeof(Real), 0, stream);

@@ -30,8 +30,8 @@ double ReadBackDouble(internal::ScopedStorage* work) {
 // Floor (ceiling false) or ceiling of data[0, dim) on the device; the changed elements are
 // counted (one reduction and a read-back) only when count is wanted.
 template <typename Real>
-void DeviceClamp(Real bound, bool ceiling, Real* data, MatrixIndexT dim, MatrixIndexT* count,
-                 CuStream stream) {
+inline void DeviceClamp(Real bound, bool ceiling, Real* data, MatrixIndexT dim, MatrixIndexT* count,
+                        CuStream stream) {
   if (count == nullptr) {
     LaunchVectorMap(dim, ceiling ? VectorMap::kCeiling : VectorMap::kFloor, bound, Real(0), data,
                     stream);
@@ -45,9 +45,9 @@ void DeviceClamp(Real bound, bool ceiling, Real* data, MatrixIndexT dim, MatrixI
 // this = beta * this + alpha * diag(op(M) op(N)) on the device, with the scratch the launcher
 // asks for (none unless the inner dimension is split across blocks).
 template <typename Real>
-void DeviceDiagProduct(Real alpha, const CuMatrixBase<Real>& M, bool m_trans,
-                       const CuMatrixBase<Real>& N, bool n_trans, Real beta, Real* out,
-                       MatrixIndexT dim, CuStream stream) {
+inline void DeviceDiagProduct(Real alpha, const CuMatrixBase<Real>& M, bool m_trans,
+                              const CuMatrixBase<Real>& N, bool n_trans, Real beta, Real* out,
+                              MatrixIndexT dim, CuStream stream) {
   const MatrixIndexT inner = m_trans ? M.NumRows() : M.NumCols();
   internal::ScopedStorage work(DiagMatMatWorkspaceBytes(dim, inner));
   LaunchAddDiagMatMat(dim, inner, alpha, M.Data(), M.Stride(), m_trans, N.Data(), N.Stride(),
@@ -56,11 +56,12 @@ void DeviceDiagProduct(Real alpha, const CuMatrixBase<Real>& M, bool m_trans,
 
 // The device side of MapInPlace for either family of in-place maps.
 template <typename Real>
-void LaunchInPlace(VectorMap map, Real a, Real b, Real* data, MatrixIndexT dim, CuStream stream) {
+inline void LaunchInPlace(VectorMap map, Real a, Real b, Real* data, MatrixIndexT dim,
+                          CuStream stream) {
   LaunchVectorMap(dim, map, a, b, data, stream);
 }
 template <typename Real>
-void LaunchInPlace(NnetMap map, Real, Real, Real* data, MatrixIndexT dim, CuStream stream) {
+inline void LaunchInPlace(NnetMap map, Real, Real, Real* data, MatrixIndexT dim, CuStream stream) {
   LaunchNnetMap(internal::VecDim(dim), map, data, dim, data, stream);
 }
 
