@@ -5,16 +5,13 @@
 #include "base/io-funcs.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-
-#if CUCTX_HAVE_CUDA
-#include "cudamatrix/internal/cu-kernels.h"
-#endif
 
 namespace cuctx {
 namespace {
@@ -47,19 +44,16 @@ template <typename T>
 void CuArrayBase<T>::Set(const T& value) {
   static_assert(std::is_trivially_copyable<T>::value, "CuArray needs trivially copyable T");
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu() && (sizeof(T) == 4 || sizeof(T) == 8)) {
-    uint64_t pattern = 0;
-    std::memcpy(&pattern, &value, sizeof(T));
-    LaunchFill(data_, dim_, static_cast<int32_t>(sizeof(T)), pattern,
-               static_cast<CuStream>(CuDevice::Instantiate().Stream()));
+  if (internal::RunOnGpu([&](CuStream s) {
+        if (sizeof(T) == 4 || sizeof(T) == 8) {
+          uint64_t pattern = 0;
+          std::memcpy(&pattern, &value, sizeof(T));
+          LaunchFill(data_, dim_, static_cast<int32_t>(sizeof(T)), pattern, s);
+        } else {
+          CopyFromVec(std::vector<T>(dim_, value));
+        }
+      }))
     return;
-  }
-  if (internal::OnGpu()) {
-    CopyFromVec(std::vector<T>(dim_, value));
-    return;
-  }
-#endif
   std::fill(data_, data_ + dim_, value);
 }
 

@@ -4,15 +4,12 @@
 
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 #include <algorithm>
 #include <cmath>
-
-#if CUCTX_HAVE_CUDA
-#include "cudamatrix/internal/cu-kernels.h"
-#endif
 
 namespace cuctx {
 namespace cu {
@@ -61,14 +58,12 @@ void Randomize(const CuMatrixBase<Real>& src, const CuArray<int32>& copy_from_id
       << " entries, more than the rows of tgt " << ShapeText(*tgt);
   CheckDisjoint(op, src, "src", *tgt, "tgt");
   if (copy_from_idx.Dim() == 0 || tgt->NumCols() == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    const MatrixDim d{copy_from_idx.Dim(), tgt->NumCols(), tgt->Stride()};
-    LaunchMathGather(d, src.Data(), src.Dim(), copy_from_idx.Data(), GatherKind::kRandomize,
-                     tgt->Data(), internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        const MatrixDim d{copy_from_idx.Dim(), tgt->NumCols(), tgt->Stride()};
+        LaunchMathGather(d, src.Data(), src.Dim(), copy_from_idx.Data(), GatherKind::kRandomize,
+                         tgt->Data(), s);
+      }))
     return;
-  }
-#endif
   CheckIndices(op, copy_from_idx, "copy_from_idx", src.NumRows(), "rows of src");
   const SubMatrix<Real> s = HostView(src);
   SubMatrix<Real> t = HostView(*tgt);
@@ -87,13 +82,11 @@ void Splice(const CuMatrixBase<Real>& src, const CuArray<int32>& frame_offsets,
       << frame_offsets.Dim() << " frame offsets";
   CheckDisjoint(op, src, "src", *tgt, "tgt");
   if (tgt->NumRows() == 0 || tgt->NumCols() == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchMathGather(tgt->Dim(), src.Data(), src.Dim(), frame_offsets.Data(), GatherKind::kSplice,
-                     tgt->Data(), internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchMathGather(tgt->Dim(), src.Data(), src.Dim(), frame_offsets.Data(),
+                         GatherKind::kSplice, tgt->Data(), s);
+      }))
     return;
-  }
-#endif
   const SubMatrix<Real> s = HostView(src);
   SubMatrix<Real> t = HostView(*tgt);
   const int32* offsets = frame_offsets.Data();
@@ -119,13 +112,11 @@ void Copy(const CuMatrixBase<Real>& src, const CuArray<int32>& copy_from_indices
       << "column of tgt)";
   CheckDisjoint(op, src, "src", *tgt, "tgt");
   if (tgt->NumRows() == 0 || tgt->NumCols() == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchMathGather(tgt->Dim(), src.Data(), src.Dim(), copy_from_indices.Data(),
-                     GatherKind::kCopyCols, tgt->Data(), internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchMathGather(tgt->Dim(), src.Data(), src.Dim(), copy_from_indices.Data(),
+                         GatherKind::kCopyCols, tgt->Data(), s);
+      }))
     return;
-  }
-#endif
   CheckIndices(op, copy_from_indices, "copy_from_indices", src.NumCols(), "columns of src");
   const SubMatrix<Real> s = HostView(src);
   SubMatrix<Real> t = HostView(*tgt);
@@ -143,13 +134,10 @@ void EnsureNonzero(const CuMatrixBase<Real>& src, Real epsilon, CuMatrixBase<Rea
   CUCTX_CHECK(epsilon > 0) << op << ": epsilon = " << epsilon << " must be > 0";
   if (!SameView(src, *dest)) CheckDisjoint(op, src, "src", *dest, "dest");
   if (dest->NumRows() == 0 || dest->NumCols() == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchEnsureNonzero(dest->Dim(), src.Data(), src.Stride(), epsilon, dest->Data(),
-                        internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchEnsureNonzero(dest->Dim(), src.Data(), src.Stride(), epsilon, dest->Data(), s);
+      }))
     return;
-  }
-#endif
   const SubMatrix<Real> s = HostView(src);
   SubMatrix<Real> d = HostView(*dest);
   for (MatrixIndexT r = 0; r < d.NumRows(); ++r)
@@ -165,13 +153,11 @@ void EnsureNonzero(const CuVectorBase<Real>& src, Real epsilon, CuVectorBase<Rea
   CUCTX_CHECK(epsilon > 0) << op << ": epsilon = " << epsilon << " must be > 0";
   if (src.Data() != dest->Data()) CheckDisjoint(op, src, "src", *dest, "dest");
   if (dest->Dim() == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchEnsureNonzero(internal::VecDim(dest->Dim()), src.Data(), src.Dim(), epsilon, dest->Data(),
-                        internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchEnsureNonzero(internal::VecDim(dest->Dim()), src.Data(), src.Dim(), epsilon,
+                            dest->Data(), s);
+      }))
     return;
-  }
-#endif
   const SubVector<Real> s = HostView(src);
   SubVector<Real> d = HostView(*dest);
   for (MatrixIndexT i = 0; i < d.Dim(); ++i) d(i) = Nonzero(s(i), epsilon);
@@ -190,13 +176,11 @@ void NormalizePerRow(const CuMatrixBase<Real>& in, Real target_rms, bool add_log
   const CuSubMatrix<Real> out_main = out->ColRange(0, dim);
   if (!SameView(in, out_main)) CheckDisjoint(op, in, "in", *out, "out");
   if (out->NumRows() == 0 || out->NumCols() == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchNormalizePerRow(in.Dim(), in.Data(), target_rms, add_log_stddev, out->Data(),
-                          out->Stride(), internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchNormalizePerRow(in.Dim(), in.Data(), target_rms, add_log_stddev, out->Data(),
+                              out->Stride(), s);
+      }))
     return;
-  }
-#endif
   const SubMatrix<Real> x = HostView(in);
   SubMatrix<Real> y = HostView(*out);
   const double d_scaled = static_cast<double>(dim) * target_rms * target_rms;
@@ -229,14 +213,12 @@ void DiffNormalizePerRow(const CuMatrixBase<Real>& in_value, const CuMatrixBase<
   if (!on_value) CheckDisjoint(op, in_value, "in_value", *in_deriv, "in_deriv");
   if (!on_deriv) CheckDisjoint(op, out_deriv, "out_deriv", *in_deriv, "in_deriv");
   if (in_deriv->NumRows() == 0 || dim == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchDiffNormalizePerRow(in_value.Dim(), in_value.Data(), out_deriv.Data(), out_deriv.Stride(),
-                              target_rms, add_log_stddev, in_deriv->Data(), in_deriv->Stride(),
-                              internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchDiffNormalizePerRow(in_value.Dim(), in_value.Data(), out_deriv.Data(),
+                                  out_deriv.Stride(), target_rms, add_log_stddev, in_deriv->Data(),
+                                  in_deriv->Stride(), s);
+      }))
     return;
-  }
-#endif
   const SubMatrix<Real> x = HostView(in_value), dy = HostView(out_deriv);
   SubMatrix<Real> dx = HostView(*in_deriv);
   const double d_scaled = static_cast<double>(dim) * target_rms * target_rms;

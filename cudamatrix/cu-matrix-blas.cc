@@ -6,6 +6,7 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-vector.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
 
@@ -17,7 +18,6 @@
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/internal/cu-blas-wrappers.h"
-#include "cudamatrix/internal/cu-kernels.h"
 #endif
 
 namespace cuctx {
@@ -131,13 +131,11 @@ void CuMatrixBase<Real>::AddDiagVecMat(Real alpha, const CuVectorBase<Real>& v,
       << "CuMatrix::AddDiagVecMat: M " << ShapeText(M) << " (" << TransName(transM)
       << ") overlaps this " << ShapeText(*this) << " other than as the same matrix";
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchAddDiagVecMat(Dim(), alpha, v.Data(), M.Data(), M.Stride(), transM == kTrans, beta, data_,
-                        internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchAddDiagVecMat(Dim(), alpha, v.Data(), M.Data(), M.Stride(), transM == kTrans, beta,
+                            data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().AddDiagVecMat(alpha, HostView(v), HostView(M), transM, beta);
 }
 
@@ -155,13 +153,11 @@ void CuMatrixBase<Real>::AddMatDiagVec(Real alpha, const CuMatrixBase<Real>& M,
       << "CuMatrix::AddMatDiagVec: M " << ShapeText(M) << " (" << TransName(transM)
       << ") overlaps this " << ShapeText(*this) << " other than as the same matrix";
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchAddMatDiagVec(Dim(), alpha, M.Data(), M.Stride(), transM == kTrans, v.Data(), beta, data_,
-                        internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchAddMatDiagVec(Dim(), alpha, M.Data(), M.Stride(), transM == kTrans, v.Data(), beta,
+                            data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().AddMatDiagVec(alpha, HostView(M), transM, HostView(v), beta);
 }
 
@@ -274,13 +270,13 @@ Real CuMatrixBase<Real>::VecMatVecImpl(const CuVectorBase<Real>& v1, const CuMat
   CUCTX_CHECK(v1.Dim() == M.NumRows() && v2.Dim() == M.NumCols())
       << "VecMatVec: shape mismatch: v1 has dimension " << v1.Dim() << ", M is " << ShapeText(M)
       << ", v2 has dimension " << v2.Dim();
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    CuVector<Real> mv(M.NumRows(), kUndefined);
-    mv.AddMatVec(1, M, kNoTrans, v2, 0);
-    return VecVec(v1, mv);
-  }
-#endif
+  Real result = 0;
+  if (internal::RunOnGpu([&](CuStream) {
+        CuVector<Real> mv(M.NumRows(), kUndefined);
+        mv.AddMatVec(1, M, kNoTrans, v2, 0);
+        result = VecVec(v1, mv);
+      }))
+    return result;
   return VecMatVec(HostView(v1), HostView(M), HostView(v2));
 }
 

@@ -2,16 +2,13 @@
 // sums and whole-matrix reductions (Max, Min, Trace, IsUnit).
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
+#include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
-
-#if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-copy.h"
 #include "cudamatrix/internal/cu-storage.h"
-#endif
 
 namespace cuctx {
 namespace {
@@ -34,49 +31,32 @@ void CheckLimits(const char* op, double lower, double upper) {
   CUCTX_CHECK(lower <= upper) << op << ": lower limit " << lower << " > upper limit " << upper;
 }
 
-#if CUCTX_HAVE_CUDA
-// One single-pass reduction and one read-back (which waits for this thread's stream).
+// One single-pass reduction on `stream` and one read-back (which waits for the stream).
 template <typename Real>
-Real DeviceReduce(MatrixDim dim, const Real* data, MatReduce op, Real tol) {
+inline Real DeviceReduce(MatrixDim dim, const Real* data, MatReduce op, Real tol, CuStream stream) {
   internal::ScopedStorage work(MatReduceWorkspaceBytes());
-  LaunchMatReduce(dim, data, op, tol, work.Data(), internal::ThreadStream());
+  LaunchMatReduce(dim, data, op, tol, work.Data(), stream);
   Real result = 0;
   CopyDeviceToHost(&result, work.Data(), sizeof(Real));
   return result;
 }
 
-bool OnDevice() { return CuDevice::Instantiate().Enabled(); }
-#endif
-
-// The GPU branch shared by the maps and by the broadcasts: queues the kernel and returns true in
-// GPU mode; returns false (the caller runs the CPU fallback) otherwise. The arguments are unused
-// in CUDA=0 builds.
+// The GPU branches shared by the maps and by the broadcasts (internal::RunOnGpu): queue the kernel
+// and return true in GPU mode, return false (the caller runs the CPU fallback) otherwise.
 template <typename Real>
-bool MapOnDevice([[maybe_unused]] CuMatrixBase<Real>* dst, [[maybe_unused]] FunctionMap map,
-                 [[maybe_unused]] Real a, [[maybe_unused]] Real b,
-                 [[maybe_unused]] const CuMatrixBase<Real>& src) {
-#if CUCTX_HAVE_CUDA
-  if (OnDevice()) {
-    LaunchFunctionMap(dst->Dim(), map, a, b, src.Data(), src.Stride(), dst->Data(),
-                      internal::ThreadStream());
-    return true;
-  }
-#endif
-  return false;
+bool MapOnDevice(CuMatrixBase<Real>* dst, FunctionMap map, Real a, Real b,
+                 const CuMatrixBase<Real>& src) {
+  return internal::RunOnGpu([&](CuStream s) {
+    LaunchFunctionMap(dst->Dim(), map, a, b, src.Data(), src.Stride(), dst->Data(), s);
+  });
 }
 
 template <typename Real>
-bool BroadcastOnDevice([[maybe_unused]] CuMatrixBase<Real>* dst, [[maybe_unused]] VecBroadcast op,
-                       [[maybe_unused]] Real alpha, [[maybe_unused]] const CuVectorBase<Real>& v,
-                       [[maybe_unused]] Real beta) {
-#if CUCTX_HAVE_CUDA
-  if (OnDevice()) {
-    LaunchVecBroadcast(dst->Dim(), op, alpha, v.Data(), beta, dst->Data(),
-                       internal::ThreadStream());
-    return true;
-  }
-#endif
-  return false;
+bool BroadcastOnDevice(CuMatrixBase<Real>* dst, VecBroadcast op, Real alpha,
+                       const CuVectorBase<Real>& v, Real beta) {
+  return internal::RunOnGpu([&](CuStream s) {
+    LaunchVecBroadcast(dst->Dim(), op, alpha, v.Data(), beta, dst->Data(), s);
+  });
 }
 
 }  // namespace
@@ -170,12 +150,10 @@ template <typename Real>
 void CuMatrixBase<Real>::Exp(const CuMatrixBase<Real>& src) {
   CheckSameShapeOrAlias("CuMatrix::Exp", *this, src, "src");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (OnDevice()) {
-    LaunchNnetMap(Dim(), NnetMap::kExp, src.Data(), src.Stride(), data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchNnetMap(Dim(), NnetMap::kExp, src.Data(), src.Stride(), data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().Exp(HostView(src));
 }
 
@@ -183,12 +161,10 @@ template <typename Real>
 void CuMatrixBase<Real>::Log(const CuMatrixBase<Real>& src) {
   CheckSameShapeOrAlias("CuMatrix::Log", *this, src, "src");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (OnDevice()) {
-    LaunchNnetMap(Dim(), NnetMap::kLog, src.Data(), src.Stride(), data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchNnetMap(Dim(), NnetMap::kLog, src.Data(), src.Stride(), data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().Log(HostView(src));
 }
 
@@ -281,13 +257,10 @@ void CuMatrixBase<Real>::MulRowsGroupMat(const CuMatrixBase<Real>& src) {
   CUCTX_CHECK(!Overlap(src, *this)) << "CuMatrix::MulRowsGroupMat: src " << ShapeText(src)
                                     << " overlaps *this " << ShapeText(*this);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (OnDevice()) {
-    LaunchMulRowsGroupMat(Dim(), src.Data(), src.Stride(), num_cols_ / src.NumCols(), data_,
-                          internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchMulRowsGroupMat(Dim(), src.Data(), src.Stride(), num_cols_ / src.NumCols(), data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().MulRowsGroupMat(HostView(src));
 }
 
@@ -311,13 +284,10 @@ void CuMatrixBase<Real>::AddMatBlocks(Real alpha, const CuMatrixBase<Real>& A,
   CUCTX_CHECK(!Overlap(A, *this)) << "CuMatrix::AddMatBlocks: A " << ShapeText(A)
                                   << " overlaps *this " << ShapeText(*this);
   if (Empty() || a_rows == 0 || a_cols == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (OnDevice()) {
-    LaunchAddMatBlocks(Dim(), alpha, A.Data(), A.Dim(), trans == kTrans, sum_blocks, data_,
-                       internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchAddMatBlocks(Dim(), alpha, A.Data(), A.Dim(), trans == kTrans, sum_blocks, data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().AddMatBlocks(alpha, HostView(A), trans);
 }
 
@@ -327,13 +297,11 @@ void CuMatrixBase<Real>::AddMatMatElements(Real alpha, const CuMatrixBase<Real>&
   CheckSameShapeOrAlias("CuMatrix::AddMatMatElements", *this, A, "A");
   CheckSameShapeOrAlias("CuMatrix::AddMatMatElements", *this, B, "B");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (OnDevice()) {
-    LaunchAddMatMatElements(Dim(), alpha, A.Data(), A.Stride(), B.Data(), B.Stride(), beta, data_,
-                            internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchAddMatMatElements(Dim(), alpha, A.Data(), A.Stride(), B.Data(), B.Stride(), beta,
+                                data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().AddMatMatElements(alpha, HostView(A), HostView(B), beta);
 }
 
@@ -344,25 +312,18 @@ void CuMatrixBase<Real>::SetMatMatDivMat(const CuMatrixBase<Real>& A, const CuMa
   CheckSameShapeOrAlias("CuMatrix::SetMatMatDivMat", *this, B, "B");
   CheckSameShapeOrAlias("CuMatrix::SetMatMatDivMat", *this, C, "C");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (OnDevice()) {
-    LaunchSetMatMatDivMat(Dim(), A.Data(), A.Stride(), B.Data(), B.Stride(), C.Data(), C.Stride(),
-                          data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchSetMatMatDivMat(Dim(), A.Data(), A.Stride(), B.Data(), B.Stride(), C.Data(),
+                              C.Stride(), data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().SetMatMatDivMat(HostView(A), HostView(B), HostView(C));
 }
 
 template <typename Real>
 void CuMatrixBase<Real>::AddToDiag(Real alpha) {
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (OnDevice()) {
-    LaunchAddToDiag(Dim(), alpha, data_, internal::ThreadStream());
-    return;
-  }
-#endif
+  if (internal::RunOnGpu([&](CuStream s) { LaunchAddToDiag(Dim(), alpha, data_, s); })) return;
   CpuView().AddToDiag(alpha);
 }
 
@@ -372,18 +333,20 @@ void CuMatrixBase<Real>::AddToDiag(Real alpha) {
 template <typename Real>
 Real CuMatrixBase<Real>::Max() const {
   CUCTX_CHECK(!Empty()) << "CuMatrix::Max: empty matrix " << ShapeText(*this);
-#if CUCTX_HAVE_CUDA
-  if (OnDevice()) return DeviceReduce(Dim(), data_, MatReduce::kMax, Real(0));
-#endif
+  Real result = 0;
+  if (internal::RunOnGpu(
+          [&](CuStream s) { result = DeviceReduce(Dim(), data_, MatReduce::kMax, Real(0), s); }))
+    return result;
   return CpuView().Max();
 }
 
 template <typename Real>
 Real CuMatrixBase<Real>::Min() const {
   CUCTX_CHECK(!Empty()) << "CuMatrix::Min: empty matrix " << ShapeText(*this);
-#if CUCTX_HAVE_CUDA
-  if (OnDevice()) return DeviceReduce(Dim(), data_, MatReduce::kMin, Real(0));
-#endif
+  Real result = 0;
+  if (internal::RunOnGpu(
+          [&](CuStream s) { result = DeviceReduce(Dim(), data_, MatReduce::kMin, Real(0), s); }))
+    return result;
   return CpuView().Min();
 }
 
@@ -392,18 +355,20 @@ Real CuMatrixBase<Real>::Trace(bool check_square) const {
   CUCTX_CHECK(!check_square || num_rows_ == num_cols_)
       << "CuMatrix::Trace: matrix " << ShapeText(*this) << " is not square";
   if (Empty()) return 0;
-#if CUCTX_HAVE_CUDA
-  if (OnDevice()) return DeviceReduce(Dim(), data_, MatReduce::kTrace, Real(0));
-#endif
+  Real result = 0;
+  if (internal::RunOnGpu(
+          [&](CuStream s) { result = DeviceReduce(Dim(), data_, MatReduce::kTrace, Real(0), s); }))
+    return result;
   return CpuView().Trace(check_square);
 }
 
 template <typename Real>
 bool CuMatrixBase<Real>::IsUnit(Real tol) const {
   if (Empty()) return true;
-#if CUCTX_HAVE_CUDA
-  if (OnDevice()) return DeviceReduce(Dim(), data_, MatReduce::kOffUnit, tol) == 0;
-#endif
+  Real off_unit = 0;
+  if (internal::RunOnGpu(
+          [&](CuStream s) { off_unit = DeviceReduce(Dim(), data_, MatReduce::kOffUnit, tol, s); }))
+    return off_unit == 0;
   return CpuView().IsUnit(tol);
 }
 

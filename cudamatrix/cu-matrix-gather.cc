@@ -3,9 +3,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
 #include "cudamatrix/cu-array.h"
+#include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
 
@@ -13,11 +15,6 @@
 #include <cstdint>
 #include <type_traits>
 #include <vector>
-
-#if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-check.h"
-#include "cudamatrix/internal/cu-kernels.h"
-#endif
 
 namespace cuctx {
 namespace {
@@ -47,8 +44,6 @@ void CheckCount(const char* op, const char* array, MatrixIndexT dim, MatrixIndex
   CUCTX_CHECK(dim == want) << op << ": " << array << " has " << dim << " entries, expected " << want
                            << " (" << what << ")";
 }
-
-#if CUCTX_HAVE_CUDA
 
 const int32_t* PairData(const CuArrayBase<Int32Pair>& a) {
   return reinterpret_cast<const int32_t*>(a.Data());
@@ -84,8 +79,6 @@ void ValidatePairs(const char* op, const CuArrayBase<Int32Pair>& pairs, MatrixIn
   CheckPairs(op, h.data(), h.size(), rows, cols);
 }
 
-#endif  // CUCTX_HAVE_CUDA
-
 // Checks of the by-index row ops (CopyRows, AddRows, MulRows): src rows have this matrix's
 // width, one index per row, src disjoint from this matrix.
 template <typename Real>
@@ -111,6 +104,28 @@ void CheckColGather(const char* op, const CuMatrixBase<Real>& dst, const CuMatri
                                   << ShapeText(dst);
 }
 
+// The GPU branches of the by-index row and column gathers (internal::RunOnGpu): in GPU mode they
+// check the indexes (sync-check mode only), queue the gather and return true.
+template <typename Real>
+bool GatherRowsOnDevice(const char* op, RowGatherOp kind, Real alpha, const CuMatrixBase<Real>& src,
+                        const CuArrayBase<MatrixIndexT>& indexes, CuMatrixBase<Real>* dst) {
+  return internal::RunOnGpu([&](CuStream s) {
+    ValidateIndexes(op, indexes, src.NumRows(), "source rows");
+    LaunchGatherRows(dst->Dim(), kind, alpha, src.Data(), src.NumRows(), src.Stride(),
+                     indexes.Data(), dst->Data(), s);
+  });
+}
+
+template <typename Real>
+bool GatherColsOnDevice(const char* op, bool add, const CuMatrixBase<Real>& src,
+                        const CuArrayBase<MatrixIndexT>& indexes, CuMatrixBase<Real>* dst) {
+  return internal::RunOnGpu([&](CuStream s) {
+    ValidateIndexes(op, indexes, src.NumCols(), "source columns");
+    LaunchGatherCols(dst->Dim(), src.Data(), src.NumCols(), src.Stride(), indexes.Data(), add,
+                     dst->Data(), s);
+  });
+}
+
 }  // namespace
 
 // ---- copies from vectors -----------------------------------------------------------------------
@@ -124,16 +139,14 @@ void CuMatrixBase<Real>::CopyRowsFromVec(const CuVectorBase<Real>& v) {
   CUCTX_CHECK(!Overlap(v, *this)) << "CuMatrix::CopyRowsFromVec: v overlaps *this "
                                   << ShapeText(*this);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    if (v.Dim() == size)
-      internal::CopyStorage2D(data_, stride_ * sizeof(Real), v.Data(), num_cols_ * sizeof(Real),
-                              num_cols_ * sizeof(Real), num_rows_);
-    else  // every row reads the same elements: a source stride of 0
-      LaunchCopyMat(Dim(), v.Data(), 0, false, data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        if (v.Dim() == size)
+          internal::CopyStorage2D(data_, stride_ * sizeof(Real), v.Data(), num_cols_ * sizeof(Real),
+                                  num_cols_ * sizeof(Real), num_rows_);
+        else  // every row reads the same elements: a source stride of 0
+          LaunchCopyMat(Dim(), v.Data(), 0, false, data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().CopyRowsFromVec(HostView(v));
 }
 
@@ -144,18 +157,16 @@ void CuMatrixBase<Real>::CopyRowsFromVec(const VectorBase<Real>& v) {
       << "CuMatrix::CopyRowsFromVec: vector dimension " << v.Dim()
       << " is neither rows * cols nor cols of " << ShapeText(*this);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    if (v.Dim() == size) {
-      CopyHostToDevice2D(data_, stride_ * sizeof(Real), v.Data(), num_cols_ * sizeof(Real),
-                         num_cols_ * sizeof(Real), num_rows_);
-    } else {
-      CuVector<Real> staged(v);
-      CopyRowsFromVec(staged);
-    }
+  if (internal::RunOnGpu([&](CuStream) {
+        if (v.Dim() == size) {
+          CopyHostToDevice2D(data_, stride_ * sizeof(Real), v.Data(), num_cols_ * sizeof(Real),
+                             num_cols_ * sizeof(Real), num_rows_);
+        } else {
+          CuVector<Real> staged(v);
+          CopyRowsFromVec(staged);
+        }
+      }))
     return;
-  }
-#endif
   CpuView().CopyRowsFromVec(v);
 }
 
@@ -168,15 +179,13 @@ void CuMatrixBase<Real>::CopyColsFromVec(const CuVectorBase<Real>& v) {
   CUCTX_CHECK(!Overlap(v, *this)) << "CuMatrix::CopyColsFromVec: v overlaps *this "
                                   << ShapeText(*this);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    // v read as a NumCols() x NumRows() matrix (stride NumRows(), or 0 when every column is v)
-    // and copied transposed.
-    const int32_t src_stride = v.Dim() == size ? num_rows_ : 0;
-    LaunchCopyMat(Dim(), v.Data(), src_stride, true, data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        // v read as a NumCols() x NumRows() matrix (stride NumRows(), or 0 when every column is v)
+        // and copied transposed.
+        const int32_t src_stride = v.Dim() == size ? num_rows_ : 0;
+        LaunchCopyMat(Dim(), v.Data(), src_stride, true, data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().CopyColsFromVec(HostView(v));
 }
 
@@ -189,13 +198,10 @@ void CuMatrixBase<Real>::CopyColFromVec(const CuVectorBase<Real>& v, MatrixIndex
   CUCTX_CHECK(!Overlap(v, *this)) << "CuMatrix::CopyColFromVec: v overlaps *this "
                                   << ShapeText(*this);
   if (num_rows_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchCopyMat(MatrixDim{num_rows_, 1, stride_}, v.Data(), 1, false, data_ + col,
-                  internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchCopyMat(MatrixDim{num_rows_, 1, stride_}, v.Data(), 1, false, data_ + col, s);
+      }))
     return;
-  }
-#endif
   CpuView().CopyColFromVec(HostView(v), col);
 }
 
@@ -206,14 +212,8 @@ void CuMatrixBase<Real>::CopyRows(const CuMatrixBase<Real>& src,
                                   const CuArrayBase<MatrixIndexT>& indexes) {
   CheckRowGather("CuMatrix::CopyRows", *this, src, indexes);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    ValidateIndexes("CuMatrix::CopyRows", indexes, src.NumRows(), "source rows");
-    LaunchGatherRows(Dim(), RowGatherOp::kCopy, Real(0), src.Data(), src.NumRows(), src.Stride(),
-                     indexes.Data(), data_, internal::ThreadStream());
+  if (GatherRowsOnDevice("CuMatrix::CopyRows", RowGatherOp::kCopy, Real(0), src, indexes, this))
     return;
-  }
-#endif
   CpuView().CopyRows(HostView(src), indexes.Data());
 }
 
@@ -222,14 +222,7 @@ void CuMatrixBase<Real>::AddRows(Real alpha, const CuMatrixBase<Real>& src,
                                  const CuArrayBase<MatrixIndexT>& indexes) {
   CheckRowGather("CuMatrix::AddRows", *this, src, indexes);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    ValidateIndexes("CuMatrix::AddRows", indexes, src.NumRows(), "source rows");
-    LaunchGatherRows(Dim(), RowGatherOp::kAdd, alpha, src.Data(), src.NumRows(), src.Stride(),
-                     indexes.Data(), data_, internal::ThreadStream());
-    return;
-  }
-#endif
+  if (GatherRowsOnDevice("CuMatrix::AddRows", RowGatherOp::kAdd, alpha, src, indexes, this)) return;
   CpuView().AddRows(alpha, HostView(src), indexes.Data());
 }
 
@@ -238,14 +231,8 @@ void CuMatrixBase<Real>::MulRows(const CuMatrixBase<Real>& src,
                                  const CuArrayBase<MatrixIndexT>& indexes) {
   CheckRowGather("CuMatrix::MulRows", *this, src, indexes);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    ValidateIndexes("CuMatrix::MulRows", indexes, src.NumRows(), "source rows");
-    LaunchGatherRows(Dim(), RowGatherOp::kMul, Real(1), src.Data(), src.NumRows(), src.Stride(),
-                     indexes.Data(), data_, internal::ThreadStream());
+  if (GatherRowsOnDevice("CuMatrix::MulRows", RowGatherOp::kMul, Real(1), src, indexes, this))
     return;
-  }
-#endif
   CpuView().MulRows(HostView(src), indexes.Data());
 }
 
@@ -253,13 +240,10 @@ template <typename Real>
 void CuMatrixBase<Real>::CopyRows(const CuArrayBase<const Real*>& src) {
   CheckCount("CuMatrix::CopyRows", "src", src.Dim(), num_rows_, "rows of *this");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchGatherRowPtrs(Dim(), RowGatherOp::kCopy, Real(0), src.Data(), data_,
-                        internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchGatherRowPtrs(Dim(), RowGatherOp::kCopy, Real(0), src.Data(), data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().CopyRows(src.Data());
 }
 
@@ -267,13 +251,10 @@ template <typename Real>
 void CuMatrixBase<Real>::AddRows(Real alpha, const CuArrayBase<const Real*>& src) {
   CheckCount("CuMatrix::AddRows", "src", src.Dim(), num_rows_, "rows of *this");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchGatherRowPtrs(Dim(), RowGatherOp::kAdd, alpha, src.Data(), data_,
-                        internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchGatherRowPtrs(Dim(), RowGatherOp::kAdd, alpha, src.Data(), data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().AddRows(alpha, src.Data());
 }
 
@@ -281,12 +262,9 @@ template <typename Real>
 void CuMatrixBase<Real>::CopyToRows(const CuArrayBase<Real*>& dst) const {
   CheckCount("CuMatrix::CopyToRows", "dst", dst.Dim(), num_rows_, "rows of *this");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchScatterRowPtrs(Dim(), false, Real(0), data_, dst.Data(), internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchScatterRowPtrs(Dim(), false, Real(0), data_, dst.Data(), s); }))
     return;
-  }
-#endif
   CpuView().CopyToRows(dst.Data());
 }
 
@@ -294,12 +272,9 @@ template <typename Real>
 void CuMatrixBase<Real>::AddToRows(Real alpha, const CuArrayBase<Real*>& dst) const {
   CheckCount("CuMatrix::AddToRows", "dst", dst.Dim(), num_rows_, "rows of *this");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchScatterRowPtrs(Dim(), true, alpha, data_, dst.Data(), internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchScatterRowPtrs(Dim(), true, alpha, data_, dst.Data(), s); }))
     return;
-  }
-#endif
   CpuView().AddToRows(alpha, dst.Data());
 }
 
@@ -314,14 +289,12 @@ void CuMatrixBase<Real>::AddToRows(Real alpha, const CuArrayBase<MatrixIndexT>& 
   CUCTX_CHECK(!Overlap(*dst, *this))
       << "CuMatrix::AddToRows: dst " << ShapeText(*dst) << " overlaps *this " << ShapeText(*this);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    ValidateIndexes("CuMatrix::AddToRows", indexes, dst->NumRows(), "destination rows");
-    LaunchAddToRows(Dim(), alpha, data_, indexes.Data(), dst->NumRows(), dst->Stride(), dst->Data(),
-                    internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        ValidateIndexes("CuMatrix::AddToRows", indexes, dst->NumRows(), "destination rows");
+        LaunchAddToRows(Dim(), alpha, data_, indexes.Data(), dst->NumRows(), dst->Stride(),
+                        dst->Data(), s);
+      }))
     return;
-  }
-#endif
   SubMatrix<Real> host_dst = HostView(*dst);
   CpuView().AddToRows(alpha, indexes.Data(), &host_dst);
 }
@@ -333,14 +306,7 @@ void CuMatrixBase<Real>::CopyCols(const CuMatrixBase<Real>& src,
                                   const CuArrayBase<MatrixIndexT>& indexes) {
   CheckColGather("CuMatrix::CopyCols", *this, src, indexes.Dim());
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    ValidateIndexes("CuMatrix::CopyCols", indexes, src.NumCols(), "source columns");
-    LaunchGatherCols(Dim(), src.Data(), src.NumCols(), src.Stride(), indexes.Data(), false, data_,
-                     internal::ThreadStream());
-    return;
-  }
-#endif
+  if (GatherColsOnDevice("CuMatrix::CopyCols", false, src, indexes, this)) return;
   CpuView().CopyCols(HostView(src), indexes.Data());
 }
 
@@ -349,14 +315,7 @@ void CuMatrixBase<Real>::AddCols(const CuMatrixBase<Real>& src,
                                  const CuArrayBase<MatrixIndexT>& indexes) {
   CheckColGather("CuMatrix::AddCols", *this, src, indexes.Dim());
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    ValidateIndexes("CuMatrix::AddCols", indexes, src.NumCols(), "source columns");
-    LaunchGatherCols(Dim(), src.Data(), src.NumCols(), src.Stride(), indexes.Data(), true, data_,
-                     internal::ThreadStream());
-    return;
-  }
-#endif
+  if (GatherColsOnDevice("CuMatrix::AddCols", true, src, indexes, this)) return;
   CpuView().AddCols(HostView(src), indexes.Data());
 }
 
@@ -370,14 +329,12 @@ void CuMatrixBase<Real>::AddRowRanges(const CuMatrixBase<Real>& src,
   CUCTX_CHECK(!Overlap(src, *this))
       << "CuMatrix::AddRowRanges: src " << ShapeText(src) << " overlaps *this " << ShapeText(*this);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    ValidateRanges("CuMatrix::AddRowRanges", indexes, src.NumRows());
-    LaunchAddRowRanges(Dim(), src.Data(), src.NumRows(), src.Stride(), PairData(indexes), data_,
-                       internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        ValidateRanges("CuMatrix::AddRowRanges", indexes, src.NumRows());
+        LaunchAddRowRanges(Dim(), src.Data(), src.NumRows(), src.Stride(), PairData(indexes), data_,
+                           s);
+      }))
     return;
-  }
-#endif
   CpuView().AddRowRanges(HostView(src), indexes.Data());
 }
 
@@ -386,14 +343,12 @@ void CuMatrixBase<Real>::SumColumnRanges(const CuMatrixBase<Real>& src,
                                          const CuArrayBase<Int32Pair>& indexes) {
   CheckColGather("CuMatrix::SumColumnRanges", *this, src, indexes.Dim());
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    ValidateRanges("CuMatrix::SumColumnRanges", indexes, src.NumCols());
-    LaunchSumColumnRanges(Dim(), src.Data(), src.NumCols(), src.Stride(), PairData(indexes), data_,
-                          internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        ValidateRanges("CuMatrix::SumColumnRanges", indexes, src.NumCols());
+        LaunchSumColumnRanges(Dim(), src.Data(), src.NumCols(), src.Stride(), PairData(indexes),
+                              data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().SumColumnRanges(HostView(src), indexes.Data());
 }
 
@@ -404,12 +359,7 @@ void CuMatrixBase<Real>::CopyLowerToUpper() {
   CUCTX_CHECK(num_rows_ == num_cols_)
       << "CuMatrix::CopyLowerToUpper: matrix " << ShapeText(*this) << " is not square";
   if (num_rows_ <= 1) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchCopyTriangle(Dim(), true, data_, internal::ThreadStream());
-    return;
-  }
-#endif
+  if (internal::RunOnGpu([&](CuStream s) { LaunchCopyTriangle(Dim(), true, data_, s); })) return;
   CpuView().CopyLowerToUpper();
 }
 
@@ -418,24 +368,14 @@ void CuMatrixBase<Real>::CopyUpperToLower() {
   CUCTX_CHECK(num_rows_ == num_cols_)
       << "CuMatrix::CopyUpperToLower: matrix " << ShapeText(*this) << " is not square";
   if (num_rows_ <= 1) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchCopyTriangle(Dim(), false, data_, internal::ThreadStream());
-    return;
-  }
-#endif
+  if (internal::RunOnGpu([&](CuStream s) { LaunchCopyTriangle(Dim(), false, data_, s); })) return;
   CpuView().CopyUpperToLower();
 }
 
 template <typename Real>
 void CuMatrixBase<Real>::SetZeroAboveDiag() {
   if (num_rows_ == 0 || num_cols_ <= 1) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchSetZeroAboveDiag(Dim(), data_, internal::ThreadStream());
-    return;
-  }
-#endif
+  if (internal::RunOnGpu([&](CuStream s) { LaunchSetZeroAboveDiag(Dim(), data_, s); })) return;
   CpuView().SetZeroAboveDiag();
 }
 
@@ -447,16 +387,13 @@ void CuMatrixBase<Real>::Lookup(const std::vector<Int32Pair>& indexes, Real* out
   if (indexes.empty()) return;
   CUCTX_CHECK(output != nullptr) << "CuMatrix::Lookup: null output for " << indexes.size()
                                  << " values";
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    CuArray<Int32Pair> d_indexes(indexes);
-    CuArray<Real> d_output(d_indexes.Dim(), kUndefined);
-    LaunchLookup(Dim(), data_, PairData(d_indexes), d_indexes.Dim(), d_output.Data(),
-                 internal::ThreadStream());
-    d_output.CopyToHost(output);  // waits for the gather
+  if (internal::RunOnGpu([&](CuStream s) {
+        CuArray<Int32Pair> d_indexes(indexes);
+        CuArray<Real> d_output(d_indexes.Dim(), kUndefined);
+        LaunchLookup(Dim(), data_, PairData(d_indexes), d_indexes.Dim(), d_output.Data(), s);
+        d_output.CopyToHost(output);  // waits for the gather
+      }))
     return;
-  }
-#endif
   CpuView().Lookup(indexes, output);
 }
 
@@ -465,13 +402,11 @@ void CuMatrixBase<Real>::Lookup(const CuArrayBase<Int32Pair>& indexes, Real* out
   if (indexes.Dim() == 0) return;
   CUCTX_CHECK(output != nullptr) << "CuMatrix::Lookup: null output for " << indexes.Dim()
                                  << " values";
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    ValidatePairs("CuMatrix::Lookup", indexes, num_rows_, num_cols_);
-    LaunchLookup(Dim(), data_, PairData(indexes), indexes.Dim(), output, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        ValidatePairs("CuMatrix::Lookup", indexes, num_rows_, num_cols_);
+        LaunchLookup(Dim(), data_, PairData(indexes), indexes.Dim(), output, s);
+      }))
     return;
-  }
-#endif
   CpuView().Lookup(indexes.Data(), indexes.Dim(), output);
 }
 
@@ -481,17 +416,15 @@ void CuMatrixBase<Real>::AddElements(Real alpha, const std::vector<MatrixElement
   for (size_t i = 0; i < input.size(); ++i) pairs[i] = Int32Pair{input[i].row, input[i].column};
   CheckPairs("CuMatrix::AddElements", pairs.data(), pairs.size(), num_rows_, num_cols_);
   if (input.empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    std::vector<Real> weights(input.size());
-    for (size_t i = 0; i < input.size(); ++i) weights[i] = input[i].weight;
-    CuArray<Int32Pair> d_pairs(pairs);
-    CuArray<Real> d_weights(weights);
-    LaunchAddElements(Dim(), alpha, PairData(d_pairs), d_weights.Data(), d_pairs.Dim(), data_,
-                      internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        std::vector<Real> weights(input.size());
+        for (size_t i = 0; i < input.size(); ++i) weights[i] = input[i].weight;
+        CuArray<Int32Pair> d_pairs(pairs);
+        CuArray<Real> d_weights(weights);
+        LaunchAddElements(Dim(), alpha, PairData(d_pairs), d_weights.Data(), d_pairs.Dim(), data_,
+                          s);
+      }))
     return;
-  }
-#endif
   CpuView().AddElements(alpha, input);
 }
 
@@ -501,14 +434,11 @@ void CuMatrixBase<Real>::AddElements(Real alpha, const CuArrayBase<Int32Pair>& i
   if (indexes.Dim() == 0) return;
   CUCTX_CHECK(input != nullptr) << "CuMatrix::AddElements: null input for " << indexes.Dim()
                                 << " elements";
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    ValidatePairs("CuMatrix::AddElements", indexes, num_rows_, num_cols_);
-    LaunchAddElements(Dim(), alpha, PairData(indexes), input, indexes.Dim(), data_,
-                      internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        ValidatePairs("CuMatrix::AddElements", indexes, num_rows_, num_cols_);
+        LaunchAddElements(Dim(), alpha, PairData(indexes), input, indexes.Dim(), data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().AddElements(alpha, indexes.Data(), indexes.Dim(), input);
 }
 
@@ -516,13 +446,11 @@ template <typename Real>
 void CuMatrixBase<Real>::AddToElements(Real alpha, const CuArrayBase<int32>& elements) {
   CheckCount("CuMatrix::AddToElements", "elements", elements.Dim(), num_rows_, "rows of *this");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    ValidateIndexes("CuMatrix::AddToElements", elements, num_cols_, "columns");
-    LaunchAddToElements(Dim(), alpha, elements.Data(), data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        ValidateIndexes("CuMatrix::AddToElements", elements, num_cols_, "columns");
+        LaunchAddToElements(Dim(), alpha, elements.Data(), data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().AddToElements(alpha, elements.Data());
 }
 
@@ -538,13 +466,11 @@ void CuMatrixBase<Real>::EqualElementMask(const CuMatrixBase<Real>& mat,
       << "CuMatrix::EqualElementMask: mask must be a separate matrix";
   mask->Resize(num_rows_, num_cols_, kUndefined);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchEqualElementMask(Dim(), data_, mat.Data(), mat.Stride(), mask->Data(), mask->Stride(),
-                           internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchEqualElementMask(Dim(), data_, mat.Data(), mat.Stride(), mask->Data(), mask->Stride(),
+                               s);
+      }))
     return;
-  }
-#endif
   Matrix<Real> host_mask;
   CpuView().EqualElementMask(HostView(mat), &host_mask);
   mask->CopyFromMat(host_mask);

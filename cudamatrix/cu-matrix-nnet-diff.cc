@@ -3,18 +3,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
 #include "cudamatrix/cu-array.h"
+#include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 #include <cstddef>
 #include <vector>
-
-#if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-copy.h"
-#include "cudamatrix/internal/cu-kernels.h"
-#endif
 
 namespace cuctx {
 namespace {
@@ -53,7 +50,6 @@ void CheckReluParams(const char* op, const CuMatrixBase<Real>& m, const CuVector
   CheckDisjoint(op, m, beta, "beta");
 }
 
-#if CUCTX_HAVE_CUDA
 // CompObjfAndDeriv uploads MatrixElement<Real> as they are and reads them as CuWeightedElement.
 template <typename Real>
 constexpr bool SameElementLayout() {
@@ -64,7 +60,6 @@ constexpr bool SameElementLayout() {
 }
 static_assert(SameElementLayout<float>() && SameElementLayout<double>(),
               "MatrixElement and CuWeightedElement layouts differ");
-#endif
 
 }  // namespace
 
@@ -74,13 +69,11 @@ void CuMatrixBase<Real>::DiffSoftmaxPerRow(const CuMatrixBase<Real>& value,
   CheckSameShapeOrAlias("CuMatrix::DiffSoftmaxPerRow", *this, value, "value");
   CheckSameShapeOrAlias("CuMatrix::DiffSoftmaxPerRow", *this, diff, "diff");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchDiffSoftmaxRows(Dim(), value.Data(), value.Stride(), diff.Data(), diff.Stride(), false,
-                          data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchDiffSoftmaxRows(Dim(), value.Data(), value.Stride(), diff.Data(), diff.Stride(),
+                              false, data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().DiffSoftmaxPerRow(value.CpuView(), diff.CpuView());
 }
 
@@ -90,13 +83,11 @@ void CuMatrixBase<Real>::DiffLogSoftmaxPerRow(const CuMatrixBase<Real>& out_valu
   CheckSameShapeOrAlias("CuMatrix::DiffLogSoftmaxPerRow", *this, out_value, "out_value");
   CheckSameShapeOrAlias("CuMatrix::DiffLogSoftmaxPerRow", *this, out_deriv, "out_deriv");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchDiffSoftmaxRows(Dim(), out_value.Data(), out_value.Stride(), out_deriv.Data(),
-                          out_deriv.Stride(), true, data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchDiffSoftmaxRows(Dim(), out_value.Data(), out_value.Stride(), out_deriv.Data(),
+                              out_deriv.Stride(), true, data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().DiffLogSoftmaxPerRow(out_value.CpuView(), out_deriv.CpuView());
 }
 
@@ -107,13 +98,10 @@ void CuMatrixBase<Real>::GroupPnorm(const CuMatrixBase<Real>& src, Real power) {
   CUCTX_CHECK(power >= 0) << "CuMatrix::GroupPnorm: power = " << power << " must be >= 0";
   CheckDisjoint("CuMatrix::GroupPnorm", *this, src, "src");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchGroupReduce(Dim(), src.Data(), src.Stride(), group, false, power, data_,
-                      internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchGroupReduce(Dim(), src.Data(), src.Stride(), group, false, power, data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().GroupPnorm(src.CpuView(), power);
 }
 
@@ -132,14 +120,12 @@ void CuMatrixBase<Real>::DiffGroupPnorm(const CuMatrixBase<Real>& in_value,
   CheckDisjoint(op, *this, out_value, "out_value");
   CheckDisjoint(op, *this, out_deriv, "out_deriv");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchGroupReduceDeriv(Dim(), in_value.Data(), in_value.Stride(), out_value.Data(),
-                           out_value.Stride(), out_deriv.Data(), out_deriv.Stride(), group, false,
-                           power, data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchGroupReduceDeriv(Dim(), in_value.Data(), in_value.Stride(), out_value.Data(),
+                               out_value.Stride(), out_deriv.Data(), out_deriv.Stride(), group,
+                               false, power, data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().DiffGroupPnorm(in_value.CpuView(), out_value.CpuView(), out_deriv.CpuView(), power);
 }
 
@@ -149,13 +135,10 @@ void CuMatrixBase<Real>::GroupMax(const CuMatrixBase<Real>& src) {
       CheckGroups("CuMatrix::GroupMax", src, "src", *this, "*this");
   CheckDisjoint("CuMatrix::GroupMax", *this, src, "src");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchGroupReduce(Dim(), src.Data(), src.Stride(), group, true, Real(0), data_,
-                      internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchGroupReduce(Dim(), src.Data(), src.Stride(), group, true, Real(0), data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().GroupMax(src.CpuView());
 }
 
@@ -167,13 +150,11 @@ void CuMatrixBase<Real>::GroupMaxDeriv(const CuMatrixBase<Real>& input,
       CheckGroups("CuMatrix::GroupMaxDeriv", *this, "*this", output, "output");
   CheckDisjoint("CuMatrix::GroupMaxDeriv", *this, output, "output");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchGroupReduceDeriv(Dim(), input.Data(), input.Stride(), output.Data(), output.Stride(),
-                           nullptr, 0, group, true, Real(0), data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchGroupReduceDeriv(Dim(), input.Data(), input.Stride(), output.Data(), output.Stride(),
+                               nullptr, 0, group, true, Real(0), data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().GroupMaxDeriv(input.CpuView(), output.CpuView());
 }
 
@@ -185,12 +166,9 @@ void CuMatrixBase<Real>::DiffXent(const CuArrayBase<int32>& tgt, CuVector<Real>*
       << ShapeText(num_rows_, num_cols_);
   log_post_tgt->Resize(num_rows_, kUndefined);
   if (num_rows_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchDiffXent(Dim(), tgt.Data(), data_, log_post_tgt->Data(), internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchDiffXent(Dim(), tgt.Data(), data_, log_post_tgt->Data(), s); }))
     return;
-  }
-#endif
   const int32* t = tgt.Data();
   for (MatrixIndexT r = 0; r < num_rows_; ++r)
     CUCTX_CHECK(t[r] >= 0 && t[r] < num_cols_)
@@ -219,23 +197,21 @@ void CuMatrixBase<Real>::CompObjfAndDeriv(const std::vector<MatrixElement<Real>>
   *tot_objf = 0;
   *tot_weight = 0;
   if (elements.empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    const size_t bytes = elements.size() * sizeof(MatrixElement<Real>);
-    internal::ScopedStorage d_elements(bytes);
-    internal::ScopedStorage work(CompObjfWorkspaceBytes());
-    CopyHostToDevice(d_elements.Data(), elements.data(), bytes);
-    LaunchCompObjfAndDeriv(Dim(), static_cast<const CuWeightedElement<Real>*>(d_elements.Data()),
-                           static_cast<int64_t>(elements.size()), A.Data(), A.Stride(), data_,
-                           work.Data(), internal::ThreadStream());
-    double totals[2] = {0, 0};
-    // Waits for the kernels, so the scratch is idle when it goes back to the allocator.
-    CopyDeviceToHost(totals, work.Data(), sizeof(totals));
-    *tot_objf = static_cast<Real>(totals[0]);
-    *tot_weight = static_cast<Real>(totals[1]);
+  if (internal::RunOnGpu([&](CuStream s) {
+        const size_t bytes = elements.size() * sizeof(MatrixElement<Real>);
+        internal::ScopedStorage d_elements(bytes);
+        internal::ScopedStorage work(CompObjfWorkspaceBytes());
+        CopyHostToDevice(d_elements.Data(), elements.data(), bytes);
+        LaunchCompObjfAndDeriv(
+            Dim(), static_cast<const CuWeightedElement<Real>*>(d_elements.Data()),
+            static_cast<int64_t>(elements.size()), A.Data(), A.Stride(), data_, work.Data(), s);
+        double totals[2] = {0, 0};
+        // Waits for the kernels, so the scratch is idle when it goes back to the allocator.
+        CopyDeviceToHost(totals, work.Data(), sizeof(totals));
+        *tot_objf = static_cast<Real>(totals[0]);
+        *tot_weight = static_cast<Real>(totals[1]);
+      }))
     return;
-  }
-#endif
   CpuView().CompObjfAndDeriv(elements, A.CpuView(), tot_objf, tot_weight);
 }
 
@@ -246,13 +222,11 @@ void CuMatrixBase<Real>::ParametricRelu(const CuMatrixBase<Real>& src,
   CheckSameShapeOrAlias("CuMatrix::ParametricRelu", *this, src, "src");
   CheckReluParams("CuMatrix::ParametricRelu", *this, alpha, beta);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchParametricRelu(Dim(), src.Data(), src.Stride(), src.Data(), src.Stride(), alpha.Data(),
-                         beta.Data(), false, data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchParametricRelu(Dim(), src.Data(), src.Stride(), src.Data(), src.Stride(),
+                             alpha.Data(), beta.Data(), false, data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().ParametricRelu(src.CpuView(), HostView(alpha), HostView(beta));
 }
 
@@ -265,13 +239,11 @@ void CuMatrixBase<Real>::DiffParametricRelu(const CuMatrixBase<Real>& value,
   CheckSameShapeOrAlias("CuMatrix::DiffParametricRelu", *this, diff, "diff");
   CheckReluParams("CuMatrix::DiffParametricRelu", *this, alpha, beta);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchParametricRelu(Dim(), value.Data(), value.Stride(), diff.Data(), diff.Stride(),
-                         alpha.Data(), beta.Data(), true, data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchParametricRelu(Dim(), value.Data(), value.Stride(), diff.Data(), diff.Stride(),
+                             alpha.Data(), beta.Data(), true, data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().DiffParametricRelu(value.CpuView(), diff.CpuView(), HostView(alpha), HostView(beta));
 }
 

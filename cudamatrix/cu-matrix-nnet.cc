@@ -5,14 +5,11 @@
 #include "cudamatrix/cu-array.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 #include <functional>
-
-#if CUCTX_HAVE_CUDA
-#include "cudamatrix/internal/cu-kernels.h"
-#endif
 
 namespace cuctx {
 namespace {
@@ -25,13 +22,10 @@ template <typename Real>
 void CuMatrixBase<Real>::Sigmoid(const CuMatrixBase<Real>& src) {
   internal::CheckSameShapeOrAlias("CuMatrix::Sigmoid", *this, src, "src");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchNnetMap(Dim(), NnetMap::kSigmoid, src.Data(), src.Stride(), data_,
-                  internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchNnetMap(Dim(), NnetMap::kSigmoid, src.Data(), src.Stride(), data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().Sigmoid(src.CpuView());
 }
 
@@ -39,12 +33,10 @@ template <typename Real>
 void CuMatrixBase<Real>::Tanh(const CuMatrixBase<Real>& src) {
   internal::CheckSameShapeOrAlias("CuMatrix::Tanh", *this, src, "src");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchNnetMap(Dim(), NnetMap::kTanh, src.Data(), src.Stride(), data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchNnetMap(Dim(), NnetMap::kTanh, src.Data(), src.Stride(), data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().Tanh(src.CpuView());
 }
 
@@ -52,13 +44,10 @@ template <typename Real>
 void CuMatrixBase<Real>::SoftHinge(const CuMatrixBase<Real>& src) {
   internal::CheckSameShapeOrAlias("CuMatrix::SoftHinge", *this, src, "src");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchNnetMap(Dim(), NnetMap::kSoftHinge, src.Data(), src.Stride(), data_,
-                  internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchNnetMap(Dim(), NnetMap::kSoftHinge, src.Data(), src.Stride(), data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().SoftHinge(src.CpuView());
 }
 
@@ -68,13 +57,11 @@ void CuMatrixBase<Real>::DiffSigmoid(const CuMatrixBase<Real>& value,
   internal::CheckSameShapeOrAlias("CuMatrix::DiffSigmoid", *this, value, "value");
   internal::CheckSameShapeOrAlias("CuMatrix::DiffSigmoid", *this, diff, "diff");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchDiffSigmoidTanh(Dim(), value.Data(), value.Stride(), diff.Data(), diff.Stride(), false,
-                          data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchDiffSigmoidTanh(Dim(), value.Data(), value.Stride(), diff.Data(), diff.Stride(),
+                              false, data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().DiffSigmoid(value.CpuView(), diff.CpuView());
 }
 
@@ -83,37 +70,29 @@ void CuMatrixBase<Real>::DiffTanh(const CuMatrixBase<Real>& value, const CuMatri
   internal::CheckSameShapeOrAlias("CuMatrix::DiffTanh", *this, value, "value");
   internal::CheckSameShapeOrAlias("CuMatrix::DiffTanh", *this, diff, "diff");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchDiffSigmoidTanh(Dim(), value.Data(), value.Stride(), diff.Data(), diff.Stride(), true,
-                          data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchDiffSigmoidTanh(Dim(), value.Data(), value.Stride(), diff.Data(), diff.Stride(), true,
+                              data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().DiffTanh(value.CpuView(), diff.CpuView());
 }
 
 template <typename Real>
 void CuMatrixBase<Real>::ApplyExp() {
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchNnetMap(Dim(), NnetMap::kExp, data_, stride_, data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchNnetMap(Dim(), NnetMap::kExp, data_, stride_, data_, s); }))
     return;
-  }
-#endif
   CpuView().ApplyExp();
 }
 
 template <typename Real>
 void CuMatrixBase<Real>::ApplyLog() {
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchNnetMap(Dim(), NnetMap::kLog, data_, stride_, data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchNnetMap(Dim(), NnetMap::kLog, data_, stride_, data_, s); }))
     return;
-  }
-#endif
   CpuView().ApplyLog();
 }
 
@@ -121,12 +100,9 @@ template <typename Real>
 void CuMatrixBase<Real>::SoftMaxPerRow(const CuMatrixBase<Real>& src) {
   internal::CheckSameShapeOrAlias("CuMatrix::SoftMaxPerRow", *this, src, "src");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchSoftMaxRows(Dim(), src.Data(), src.Stride(), false, data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchSoftMaxRows(Dim(), src.Data(), src.Stride(), false, data_, s); }))
     return;
-  }
-#endif
   CpuView().SoftMaxPerRow(src.CpuView());
 }
 
@@ -134,12 +110,9 @@ template <typename Real>
 void CuMatrixBase<Real>::LogSoftMaxPerRow(const CuMatrixBase<Real>& src) {
   internal::CheckSameShapeOrAlias("CuMatrix::LogSoftMaxPerRow", *this, src, "src");
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchSoftMaxRows(Dim(), src.Data(), src.Stride(), true, data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchSoftMaxRows(Dim(), src.Data(), src.Stride(), true, data_, s); }))
     return;
-  }
-#endif
   CpuView().LogSoftMaxPerRow(src.CpuView());
 }
 
@@ -160,12 +133,8 @@ void CuMatrixBase<Real>::FindRowMaxId(CuArray<int32>* id) const {
       << "CuMatrix::FindRowMaxId: matrix " << num_rows_ << "x" << num_cols_ << " has no columns";
   id->Resize(num_rows_, kUndefined);
   if (num_rows_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchFindRowMaxId(Dim(), data_, id->Data(), internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) { LaunchFindRowMaxId(Dim(), data_, id->Data(), s); }))
     return;
-  }
-#endif
   CpuView().FindRowMaxId(id->Data());
 }
 

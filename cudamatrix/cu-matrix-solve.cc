@@ -17,9 +17,9 @@
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/internal/cu-kernels.h"
+#include "cudamatrix/internal/cu-solver-wrappers.h"
 
 #include <cuda_runtime.h>
-#include <cusolverDn.h>
 #endif
 
 namespace cuctx {
@@ -35,49 +35,18 @@ using internal::ShapeText;
 // A = U^T U is, read row-major, our L with A = L L^T.
 constexpr cublasFillMode_t kRowMajorLower = CUBLAS_FILL_MODE_UPPER;
 
-cusolverStatus_t PotrfBufferSize(cusolverDnHandle_t h, int n, float* a, int lda, int* lwork) {
-  return cusolverDnSpotrf_bufferSize(h, kRowMajorLower, n, a, lda, lwork);
-}
-cusolverStatus_t PotrfBufferSize(cusolverDnHandle_t h, int n, double* a, int lda, int* lwork) {
-  return cusolverDnDpotrf_bufferSize(h, kRowMajorLower, n, a, lda, lwork);
-}
-cusolverStatus_t Potrf(cusolverDnHandle_t h, int n, float* a, int lda, float* work, int lwork,
-                       int* d_info) {
-  return cusolverDnSpotrf(h, kRowMajorLower, n, a, lda, work, lwork, d_info);
-}
-cusolverStatus_t Potrf(cusolverDnHandle_t h, int n, double* a, int lda, double* work, int lwork,
-                       int* d_info) {
-  return cusolverDnDpotrf(h, kRowMajorLower, n, a, lda, work, lwork, d_info);
-}
-cusolverStatus_t PotriBufferSize(cusolverDnHandle_t h, int n, float* a, int lda, int* lwork) {
-  return cusolverDnSpotri_bufferSize(h, kRowMajorLower, n, a, lda, lwork);
-}
-cusolverStatus_t PotriBufferSize(cusolverDnHandle_t h, int n, double* a, int lda, int* lwork) {
-  return cusolverDnDpotri_bufferSize(h, kRowMajorLower, n, a, lda, lwork);
-}
-cusolverStatus_t Potri(cusolverDnHandle_t h, int n, float* a, int lda, float* work, int lwork,
-                       int* d_info) {
-  return cusolverDnSpotri(h, kRowMajorLower, n, a, lda, work, lwork, d_info);
-}
-cusolverStatus_t Potri(cusolverDnHandle_t h, int n, double* a, int lda, double* work, int lwork,
-                       int* d_info) {
-  return cusolverDnDpotri(h, kRowMajorLower, n, a, lda, work, lwork, d_info);
-}
-cudaDataType DataType(float*) { return CUDA_R_32F; }
-cudaDataType DataType(double*) { return CUDA_R_64F; }
-
 // Factors the packed (lda = n) copy `a` in place with potrf and, with `invert`, replaces the
 // factor by the inverse with potri. Both infos land in one device buffer that is read back once
 // (this waits for the stream). Returns potrf's info (0, or k > 0 when the leading minor of order k
 // is not positive definite), else potri's (k > 0: the factor has a zero diagonal element).
 template <typename Real>
 int FactorOnDevice(Real* a, int n, bool invert) {
-  cusolverDnHandle_t h = CuDevice::Instantiate().GetCusolverDnHandle();
+  cusolverDnHandle_t h = internal::ThreadCusolverDnHandle();
   int lwork = 0;
-  CUCTX_CUSOLVER_CHECK(PotrfBufferSize(h, n, a, n, &lwork));
+  CUCTX_CUSOLVER_CHECK(internal::CusolverPotrfBufferSize(h, kRowMajorLower, n, a, n, &lwork));
   if (invert) {
     int lwork_inv = 0;
-    CUCTX_CUSOLVER_CHECK(PotriBufferSize(h, n, a, n, &lwork_inv));
+    CUCTX_CUSOLVER_CHECK(internal::CusolverPotriBufferSize(h, kRowMajorLower, n, a, n, &lwork_inv));
     lwork = std::max(lwork, lwork_inv);
   }
   internal::ScopedStorage work(static_cast<size_t>(std::max(lwork, 1)) * sizeof(Real));
@@ -85,10 +54,12 @@ int FactorOnDevice(Real* a, int n, bool invert) {
   Real* d_work = static_cast<Real*>(work.Data());
   int* d_info = static_cast<int*>(info.Data());
   CUCTX_CUDA_CHECK(cudaMemsetAsync(d_info, 0, 2 * sizeof(int), cudaStreamPerThread));
-  CUCTX_CUSOLVER_CHECK(Potrf(h, n, a, n, d_work, lwork, d_info));
+  CUCTX_CUSOLVER_CHECK(internal::CusolverPotrf(h, kRowMajorLower, n, a, n, d_work, lwork, d_info));
   // potri runs even when potrf failed (its result is then discarded), so that one read-back
   // serves both calls.
-  if (invert) CUCTX_CUSOLVER_CHECK(Potri(h, n, a, n, d_work, lwork, d_info + 1));
+  if (invert)
+    CUCTX_CUSOLVER_CHECK(
+        internal::CusolverPotri(h, kRowMajorLower, n, a, n, d_work, lwork, d_info + 1));
   int h_info[2] = {0, 0};
   CopyDeviceToHost(h_info, d_info, sizeof(h_info));
   return h_info[0] != 0 ? h_info[0] : h_info[1];
@@ -116,16 +87,16 @@ namespace internal {
 template <typename Real>
 void InvertLowerOnDevice(Real* data, MatrixIndexT n, MatrixIndexT stride, int* d_info) {
   if (n == 0) return;
-  cusolverDnHandle_t h = CuDevice::Instantiate().GetCusolverDnHandle();
+  cusolverDnHandle_t h = ThreadCusolverDnHandle();
   size_t device_bytes = 0, host_bytes = 0;
   CUCTX_CUSOLVER_CHECK(cusolverDnXtrtri_bufferSize(h, kRowMajorLower, CUBLAS_DIAG_NON_UNIT, n,
-                                                   DataType(data), data, stride, &device_bytes,
-                                                   &host_bytes));
+                                                   CusolverDataType(data), data, stride,
+                                                   &device_bytes, &host_bytes));
   ScopedStorage work(std::max<size_t>(device_bytes, 1));
   std::vector<char> host_work(std::max<size_t>(host_bytes, 1));
-  CUCTX_CUSOLVER_CHECK(cusolverDnXtrtri(h, kRowMajorLower, CUBLAS_DIAG_NON_UNIT, n, DataType(data),
-                                        data, stride, work.Data(), device_bytes, host_work.data(),
-                                        host_bytes, d_info));
+  CUCTX_CUSOLVER_CHECK(cusolverDnXtrtri(h, kRowMajorLower, CUBLAS_DIAG_NON_UNIT, n,
+                                        CusolverDataType(data), data, stride, work.Data(),
+                                        device_bytes, host_work.data(), host_bytes, d_info));
   // cuSOLVER does not say when it is done with a host workspace; none is asked for today, but
   // if one is, keep it alive until the work on the stream has finished.
   if (host_bytes > 0) CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
@@ -149,7 +120,7 @@ void CuMatrixBase<Real>::Cholesky(CuMatrixBase<Real>* inv_cholesky) {
   }
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
+  if (internal::OnGpu()) {
     // Factor a packed copy, so that this matrix is unchanged when the factorization fails.
     const size_t row_bytes = static_cast<size_t>(num_cols_) * sizeof(Real);
     const size_t pitch = static_cast<size_t>(stride_) * sizeof(Real);
@@ -182,7 +153,7 @@ void CuMatrixBase<Real>::SymInvertPosDef() {
   CheckSquare("CuMatrix::SymInvertPosDef", num_rows_, num_cols_);
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
+  if (internal::OnGpu()) {
     const size_t row_bytes = static_cast<size_t>(num_cols_) * sizeof(Real);
     const size_t pitch = static_cast<size_t>(stride_) * sizeof(Real);
     internal::ScopedStorage copy(row_bytes * static_cast<size_t>(num_rows_));

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
 
@@ -16,24 +17,18 @@
 #include <string>
 #include <type_traits>
 
-#if CUCTX_HAVE_CUDA
-#include "cudamatrix/internal/cu-kernels.h"
-#endif
-
 namespace cuctx {
 namespace {
 
-#if CUCTX_HAVE_CUDA
-
+// One reduction on `stream` and one read-back (which waits for the stream).
 template <typename Real>
-Real DeviceSum(MatrixDim dim, const Real* data, bool squares) {
+inline Real DeviceSum(MatrixDim dim, const Real* data, bool squares, CuStream stream) {
   internal::ScopedStorage work(ReduceWorkspaceBytes());
-  LaunchSum(dim, data, squares, work.Data(), internal::ThreadStream());
+  LaunchSum(dim, data, squares, work.Data(), stream);
   Real result = 0;
-  CopyDeviceToHost(&result, work.Data(), sizeof(Real));  // waits for the stream
+  CopyDeviceToHost(&result, work.Data(), sizeof(Real));
   return result;
 }
-#endif
 
 using internal::HostView;
 using internal::Overlap;
@@ -130,19 +125,16 @@ void CuMatrixBase<Real>::CopyFromMat(const CuMatrixBase<OtherReal>& src,
   CUCTX_CHECK(trans == kNoTrans || !Overlap(*this, src))
       << "CuMatrix::CopyFromMat: transposed source " << ShapeText(src.NumRows(), src.NumCols())
       << " overlaps destination " << ShapeText(num_rows_, num_cols_);
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    if (same_type && trans == kNoTrans) {
-      internal::CopyStorage2D(data_, stride_ * sizeof(Real), src.Data(),
-                              src.Stride() * sizeof(OtherReal), num_cols_ * sizeof(Real),
-                              num_rows_);
-    } else {
-      LaunchCopyMat(Dim(), src.Data(), src.Stride(), trans == kTrans, data_,
-                    internal::ThreadStream());
-    }
+  if (internal::RunOnGpu([&](CuStream s) {
+        if (same_type && trans == kNoTrans) {
+          internal::CopyStorage2D(data_, stride_ * sizeof(Real), src.Data(),
+                                  src.Stride() * sizeof(OtherReal), num_cols_ * sizeof(Real),
+                                  num_rows_);
+        } else {
+          LaunchCopyMat(Dim(), src.Data(), src.Stride(), trans == kTrans, data_, s);
+        }
+      }))
     return;
-  }
-#endif
   CpuView().CopyFromMat(HostView(src), trans);
 }
 
@@ -157,15 +149,13 @@ void CuMatrixBase<Real>::CopyFromMat(const MatrixBase<OtherReal>& src, MatrixTra
                        num_cols_ * sizeof(Real), num_rows_);
     return;
   }
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    // Transfer at the source's precision and layout; convert and transpose on the device.
-    CuMatrix<OtherReal> staged(src.NumRows(), src.NumCols(), kUndefined);
-    staged.CopyFromMat(src);
-    CopyFromMat(staged, trans);
+  if (internal::RunOnGpu([&](CuStream) {
+        // Transfer at the source's precision and layout; convert and transpose on the device.
+        CuMatrix<OtherReal> staged(src.NumRows(), src.NumCols(), kUndefined);
+        staged.CopyFromMat(src);
+        CopyFromMat(staged, trans);
+      }))
     return;
-  }
-#endif
   CpuView().CopyFromMat(src, trans);
 }
 
@@ -180,14 +170,12 @@ void CuMatrixBase<Real>::CopyToMat(MatrixBase<OtherReal>* dst, MatrixTransposeTy
                        num_cols_ * sizeof(Real), num_rows_);
     return;
   }
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    CuMatrix<OtherReal> converted(dst->NumRows(), dst->NumCols(), kUndefined);
-    converted.CopyFromMat(*this, trans);
-    converted.CopyToMat(dst);
+  if (internal::RunOnGpu([&](CuStream) {
+        CuMatrix<OtherReal> converted(dst->NumRows(), dst->NumCols(), kUndefined);
+        converted.CopyFromMat(*this, trans);
+        converted.CopyToMat(dst);
+      }))
     return;
-  }
-#endif
   CpuView().CopyToMat(dst, trans);
 }
 
@@ -202,36 +190,21 @@ void CuMatrixBase<Real>::SetZero() {
 template <typename Real>
 void CuMatrixBase<Real>::Set(Real value) {
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchSetMat(Dim(), value, data_, internal::ThreadStream());
-    return;
-  }
-#endif
+  if (internal::RunOnGpu([&](CuStream s) { LaunchSetMat(Dim(), value, data_, s); })) return;
   CpuView().Set(value);
 }
 
 template <typename Real>
 void CuMatrixBase<Real>::Add(Real value) {
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchAddScalarMat(Dim(), value, data_, internal::ThreadStream());
-    return;
-  }
-#endif
+  if (internal::RunOnGpu([&](CuStream s) { LaunchAddScalarMat(Dim(), value, data_, s); })) return;
   CpuView().Add(value);
 }
 
 template <typename Real>
 void CuMatrixBase<Real>::Scale(Real alpha) {
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchScaleMat(Dim(), alpha, data_, internal::ThreadStream());
-    return;
-  }
-#endif
+  if (internal::RunOnGpu([&](CuStream s) { LaunchScaleMat(Dim(), alpha, data_, s); })) return;
   CpuView().Scale(alpha);
 }
 
@@ -243,13 +216,10 @@ void CuMatrixBase<Real>::AddMat(Real alpha, const CuMatrixBase<Real>& A,
       << "CuMatrix::AddMat: transposed A " << ShapeText(A.NumRows(), A.NumCols())
       << " overlaps destination " << ShapeText(num_rows_, num_cols_);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchAddMat(Dim(), alpha, A.Data(), A.Stride(), trans == kTrans, Real(1), data_,
-                 internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchAddMat(Dim(), alpha, A.Data(), A.Stride(), trans == kTrans, Real(1), data_, s);
+      }))
     return;
-  }
-#endif
   if (A.Data() == data_ && trans == kNoTrans) {
     CpuView().Scale(1 + alpha);
     return;
@@ -261,12 +231,9 @@ template <typename Real>
 void CuMatrixBase<Real>::MulElements(const CuMatrixBase<Real>& A) {
   CheckCopyShape("CuMatrix::MulElements", num_rows_, num_cols_, A.NumRows(), A.NumCols(), kNoTrans);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchMulElements(Dim(), A.Data(), A.Stride(), data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchMulElements(Dim(), A.Data(), A.Stride(), data_, s); }))
     return;
-  }
-#endif
   CpuView().MulElements(HostView(A));
 }
 
@@ -274,12 +241,9 @@ template <typename Real>
 void CuMatrixBase<Real>::DivElements(const CuMatrixBase<Real>& A) {
   CheckCopyShape("CuMatrix::DivElements", num_rows_, num_cols_, A.NumRows(), A.NumCols(), kNoTrans);
   if (Empty()) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchDivElements(Dim(), A.Data(), A.Stride(), data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchDivElements(Dim(), A.Data(), A.Stride(), data_, s); }))
     return;
-  }
-#endif
   CpuView().DivElements(HostView(A));
 }
 
@@ -288,18 +252,17 @@ void CuMatrixBase<Real>::DivElements(const CuMatrixBase<Real>& A) {
 template <typename Real>
 Real CuMatrixBase<Real>::Sum() const {
   if (Empty()) return 0;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) return DeviceSum(Dim(), data_, false);
-#endif
+  Real sum = 0;
+  if (internal::RunOnGpu([&](CuStream s) { sum = DeviceSum(Dim(), data_, false, s); })) return sum;
   return CpuView().Sum();
 }
 
 template <typename Real>
 Real CuMatrixBase<Real>::FrobeniusNorm() const {
   if (Empty()) return 0;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) return std::sqrt(DeviceSum(Dim(), data_, true));
-#endif
+  Real sum_sq = 0;
+  if (internal::RunOnGpu([&](CuStream s) { sum_sq = DeviceSum(Dim(), data_, true, s); }))
+    return std::sqrt(sum_sq);
   return CpuView().FrobeniusNorm();
 }
 

@@ -120,12 +120,9 @@ Real CuPackedMatrix<Real>::Trace() const {
 template <typename Real>
 void CuPackedMatrix<Real>::DiagOp(PackedDiagOp op, Real alpha) {
   if (num_rows_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchPackedDiag(num_rows_, op, alpha, data_, nullptr, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchPackedDiag(num_rows_, op, alpha, data_, nullptr, s); }))
     return;
-  }
-#endif
   for (MatrixIndexT i = 0; i < num_rows_; ++i) {
     Real& d = data_[PackedIndex(i, i)];
     d = op == PackedDiagOp::kSet ? alpha : op == PackedDiagOp::kAdd ? d + alpha : d * alpha;
@@ -188,13 +185,11 @@ void CuVectorBase<Real>::CopyDiagFromPacked(const CuPackedMatrix<Real>& M) {
   CUCTX_CHECK(dim_ == M.NumRows()) << "CuVector::CopyDiagFromPacked: vector of dim " << dim_
                                    << " does not match packed matrix of size " << M.NumRows();
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchPackedDiag(dim_, PackedDiagOp::kCopyOut, Real(0), const_cast<Real*>(M.Data()), data_,
-                     internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchPackedDiag(dim_, PackedDiagOp::kCopyOut, Real(0), const_cast<Real*>(M.Data()), data_,
+                         s);
+      }))
     return;
-  }
-#endif
   for (MatrixIndexT i = 0; i < dim_; ++i) data_[i] = M.Data()[PackedIndex(i, i)];
 }
 
@@ -205,12 +200,10 @@ void UnpackTriangle(const Real* packed, PackedLayout layout, CuMatrixBase<Real>*
   const MatrixIndexT n = dst->NumRows();
   CUCTX_ASSERT(dst->NumCols() == n);
   if (n == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchUnpackTriangle(dst->Dim(), packed, layout, dst->Data(), ThreadStream());
+  if (internal::RunOnGpu([&](CuStream) {
+        LaunchUnpackTriangle(dst->Dim(), packed, layout, dst->Data(), ThreadStream());
+      }))
     return;
-  }
-#endif
   SubMatrix<Real> m = HostView(*dst);
   for (MatrixIndexT r = 0; r < n; ++r)
     for (MatrixIndexT c = 0; c < n; ++c) {
@@ -234,12 +227,10 @@ void PackTriangle(const CuMatrixBase<Real>& src, PackSource source, Real* packed
   const MatrixIndexT n = src.NumRows();
   CUCTX_ASSERT(src.NumCols() == n);
   if (n == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchPackTriangle(src.Dim(), src.Data(), source, packed, ThreadStream());
+  if (internal::RunOnGpu([&](CuStream) {
+        LaunchPackTriangle(src.Dim(), src.Data(), source, packed, ThreadStream());
+      }))
     return;
-  }
-#endif
   const SubMatrix<Real> m = HostView(src);
   for (MatrixIndexT r = 0; r < n; ++r)
     for (MatrixIndexT c = 0; c <= r; ++c) {

@@ -5,12 +5,12 @@
 
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/internal/cu-kernels.h"
 
 #include <curand.h>
 #endif
@@ -63,7 +63,7 @@ void CuRand<Real>::RandUniform(CuMatrixBase<Real>* tgt) {
   CUCTX_CHECK(tgt != nullptr) << "CuRand::RandUniform: null matrix";
   if (tgt->NumRows() == 0 || tgt->NumCols() == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
+  if (internal::OnGpu()) {
     FillOnDevice(false, tgt->Data(), tgt->NumRows(), tgt->NumCols(), tgt->Stride());
     return;
   }
@@ -81,7 +81,7 @@ void CuRand<Real>::RandUniform(CuVectorBase<Real>* tgt) {
   CUCTX_CHECK(tgt != nullptr) << "CuRand::RandUniform: null vector";
   if (tgt->Dim() == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
+  if (internal::OnGpu()) {
     FillOnDevice(false, tgt->Data(), 1, tgt->Dim(), tgt->Dim());
     return;
   }
@@ -94,7 +94,7 @@ void CuRand<Real>::RandGaussian(CuMatrixBase<Real>* tgt) {
   CUCTX_CHECK(tgt != nullptr) << "CuRand::RandGaussian: null matrix";
   if (tgt->NumRows() == 0 || tgt->NumCols() == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
+  if (internal::OnGpu()) {
     FillOnDevice(true, tgt->Data(), tgt->NumRows(), tgt->NumCols(), tgt->Stride());
     return;
   }
@@ -112,7 +112,7 @@ void CuRand<Real>::RandGaussian(CuVectorBase<Real>* tgt) {
   CUCTX_CHECK(tgt != nullptr) << "CuRand::RandGaussian: null vector";
   if (tgt->Dim() == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
+  if (internal::OnGpu()) {
     FillOnDevice(true, tgt->Data(), 1, tgt->Dim(), tgt->Dim());
     return;
   }
@@ -128,13 +128,10 @@ void CuRand<Real>::BinarizeProbs(const CuMatrix<Real>& probs, CuMatrix<Real>* st
   // The uniform draws go into *states, which the comparison then overwrites in place.
   RandUniform(states);
   if (probs.NumRows() == 0 || probs.NumCols() == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchBinarizeProbs(states->Dim(), probs.Data(), probs.Stride(), states->Data(),
-                        internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchBinarizeProbs(states->Dim(), probs.Data(), probs.Stride(), states->Data(), s);
+      }))
     return;
-  }
-#endif
   const SubMatrix<Real> p = HostView(probs);
   SubMatrix<Real> s = HostView(*states);
   for (MatrixIndexT r = 0; r < p.NumRows(); ++r)

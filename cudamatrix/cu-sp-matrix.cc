@@ -102,12 +102,9 @@ void CuSpMatrix<Real>::AddVec2(Real alpha, const CuVectorBase<Real>& v) {
   CUCTX_CHECK(v.Dim() == n) << "CuSpMatrix::AddVec2: vector of dim " << v.Dim()
                             << " does not match the " << n << "x" << n << " symmetric matrix";
   if (n == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchPackedAddVec2(n, alpha, v.Data(), this->data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchPackedAddVec2(n, alpha, v.Data(), this->data_, s); }))
     return;
-  }
-#endif
   const SubVector<Real> x = HostView(v);
   Real* p = this->data_;
   for (MatrixIndexT r = 0; r < n; ++r)
@@ -144,7 +141,7 @@ void CuVectorBase<Real>::AddSpVec(Real alpha, const CuSpMatrix<Real>& M,
   CUCTX_CHECK(!internal::Overlap(v, *this)) << "CuVector::AddSpVec: v overlaps *this";
   if (dim_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
+  if (internal::OnGpu()) {
     CUCTX_CUBLAS_CHECK(
         Spmv(internal::ThreadCublasHandle(), dim_, alpha, M.Data(), v.Data(), beta, data_));
     return;

@@ -9,6 +9,7 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-vector.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
 #include "matrix/matrix.h"
@@ -21,7 +22,6 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/internal/cu-kernels.h"
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -71,6 +71,12 @@ void ScaleOrZero(Real beta, CuMatrixBase<Real>* M) {
     M->Scale(beta);
 }
 
+int32 ReadDeviceInt(const int32* d_ptr) {
+  int32 h = 0;
+  CopyDeviceToHost(&h, d_ptr, sizeof(int32));  // waits for the stream
+  return h;
+}
+
 #if CUCTX_HAVE_CUDA
 template <typename Real>
 cudaDataType CudaType();
@@ -81,12 +87,6 @@ cudaDataType CudaType<float>() {
 template <>
 cudaDataType CudaType<double>() {
   return CUDA_R_64F;
-}
-
-int32 ReadDeviceInt(const int32* d_ptr) {
-  int32 h = 0;
-  CopyDeviceToHost(&h, d_ptr, sizeof(int32));  // waits for the stream
-  return h;
 }
 
 // Owners of cuSPARSE descriptors (destroyed even when a later call throws).
@@ -216,46 +216,44 @@ void CuSparseMatrix<Real>::InitOneHot(const CuArray<int32>& indexes,
   const int32 n = indexes.Dim();
   // The first entry at or above dim, for the error message (n when there is none).
   int32 bad = n;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    if (n == 0) {
-      AllocateCsr(0, 0, 0);
-      return;
-    }
-    CuArray<int32> counts(n + 1, kUndefined);
-    internal::ScopedStorage d_bad(sizeof(int32));
-    LaunchFill(d_bad.Data(), 1, sizeof(int32), static_cast<uint64_t>(n), internal::ThreadStream());
-    const Real* w = weights != nullptr ? weights->Data() : nullptr;
-    LaunchOneHotCounts(n, indexes.Data(), w, dim, counts.Data(), static_cast<int32*>(d_bad.Data()),
-                       internal::ThreadStream());
-    // The rows of the untransposed matrix (n x dim).
-    CuSparseMatrix<Real> rows;
-    rows.row_offsets_.Resize(n + 1, kUndefined);
-    const size_t scan_bytes = SparseScanWorkspaceBytes(n + 1);
-    internal::ScopedStorage scan(scan_bytes);
-    LaunchExclusiveScan(counts.Data(), n + 1, rows.row_offsets_.Data(), scan.Data(), scan_bytes,
-                        internal::ThreadStream());
-    bad = ReadDeviceInt(static_cast<const int32*>(d_bad.Data()));
-    if (bad < n) {
-      CUCTX_ERR << "CuSparseMatrix: indexes[" << bad
-                << "] = " << ReadDeviceInt(indexes.Data() + bad)
-                << " is out of range for dimension " << dim;
-    }
-    const int32 nnz = ReadDeviceInt(rows.row_offsets_.Data() + n);
-    rows.num_rows_ = n;
-    rows.num_cols_ = dim;
-    rows.nnz_ = nnz;
-    rows.col_indexes_.Resize(nnz, kUndefined);
-    rows.values_.Resize(nnz, kUndefined);
-    LaunchOneHotFill(n, indexes.Data(), w, rows.row_offsets_.Data(), rows.col_indexes_.Data(),
-                     rows.values_.Data(), internal::ThreadStream());
-    if (trans == kNoTrans)
-      Swap(&rows);
-    else
-      CopyFromSmat(rows, kTrans);
+  if (internal::RunOnGpu([&](CuStream s) {
+        if (n == 0) {
+          AllocateCsr(0, 0, 0);
+          return;
+        }
+        CuArray<int32> counts(n + 1, kUndefined);
+        internal::ScopedStorage d_bad(sizeof(int32));
+        LaunchFill(d_bad.Data(), 1, sizeof(int32), static_cast<uint64_t>(n), s);
+        const Real* w = weights != nullptr ? weights->Data() : nullptr;
+        LaunchOneHotCounts(n, indexes.Data(), w, dim, counts.Data(),
+                           static_cast<int32*>(d_bad.Data()), s);
+        // The rows of the untransposed matrix (n x dim).
+        CuSparseMatrix<Real> rows;
+        rows.row_offsets_.Resize(n + 1, kUndefined);
+        const size_t scan_bytes = SparseScanWorkspaceBytes(n + 1);
+        internal::ScopedStorage scan(scan_bytes);
+        LaunchExclusiveScan(counts.Data(), n + 1, rows.row_offsets_.Data(), scan.Data(), scan_bytes,
+                            s);
+        bad = ReadDeviceInt(static_cast<const int32*>(d_bad.Data()));
+        if (bad < n) {
+          CUCTX_ERR << "CuSparseMatrix: indexes[" << bad
+                    << "] = " << ReadDeviceInt(indexes.Data() + bad)
+                    << " is out of range for dimension " << dim;
+        }
+        const int32 nnz = ReadDeviceInt(rows.row_offsets_.Data() + n);
+        rows.num_rows_ = n;
+        rows.num_cols_ = dim;
+        rows.nnz_ = nnz;
+        rows.col_indexes_.Resize(nnz, kUndefined);
+        rows.values_.Resize(nnz, kUndefined);
+        LaunchOneHotFill(n, indexes.Data(), w, rows.row_offsets_.Data(), rows.col_indexes_.Data(),
+                         rows.values_.Data(), s);
+        if (trans == kNoTrans)
+          Swap(&rows);
+        else
+          CopyFromSmat(rows, kTrans);
+      }))
     return;
-  }
-#endif
   std::vector<int32> h_indexes;
   indexes.CopyToVec(&h_indexes);
   for (int32 i = 0; i < n && bad == n; ++i)
@@ -274,28 +272,26 @@ void CuSparseMatrix<Real>::InitOneHot(const CuArray<int32>& indexes,
 template <typename Real>
 template <typename OtherReal>
 void CuSparseMatrix<Real>::CopyFromSmat(const SparseMatrix<OtherReal>& smat) {
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    const MatrixIndexT rows = smat.NumRows(), nnz = smat.NumElements();
-    std::vector<int32> h_offsets(rows > 0 ? rows + 1 : 0), h_cols(nnz);
-    Vector<Real> h_values(nnz, kUndefined);
-    MatrixIndexT k = 0;
-    for (MatrixIndexT r = 0; r < rows; ++r) {
-      h_offsets[r] = k;
-      const SparseVector<OtherReal>& row = smat.Row(r);
-      for (MatrixIndexT i = 0; i < row.NumElements(); ++i, ++k) {
-        h_cols[k] = row.Data()[i].first;
-        h_values(k) = static_cast<Real>(row.Data()[i].second);
-      }
-    }
-    if (rows > 0) h_offsets[rows] = k;
-    AllocateCsr(rows, smat.NumCols(), nnz);
-    row_offsets_.CopyFromVec(h_offsets);
-    col_indexes_.CopyFromVec(h_cols);
-    values_.CopyFromVec(h_values);
+  if (internal::RunOnGpu([&](CuStream) {
+        const MatrixIndexT rows = smat.NumRows(), nnz = smat.NumElements();
+        std::vector<int32> h_offsets(rows > 0 ? rows + 1 : 0), h_cols(nnz);
+        Vector<Real> h_values(nnz, kUndefined);
+        MatrixIndexT k = 0;
+        for (MatrixIndexT r = 0; r < rows; ++r) {
+          h_offsets[r] = k;
+          const SparseVector<OtherReal>& row = smat.Row(r);
+          for (MatrixIndexT i = 0; i < row.NumElements(); ++i, ++k) {
+            h_cols[k] = row.Data()[i].first;
+            h_values(k) = static_cast<Real>(row.Data()[i].second);
+          }
+        }
+        if (rows > 0) h_offsets[rows] = k;
+        AllocateCsr(rows, smat.NumCols(), nnz);
+        row_offsets_.CopyFromVec(h_offsets);
+        col_indexes_.CopyFromVec(h_cols);
+        values_.CopyFromVec(h_values);
+      }))
     return;
-  }
-#endif
   host_.CopyFromSmat(smat);
   ShapeFromHost();
 }
@@ -348,24 +344,22 @@ template <typename Real>
 template <typename OtherReal>
 void CuSparseMatrix<Real>::CopyToSmat(SparseMatrix<OtherReal>* smat) const {
   CUCTX_CHECK(smat != nullptr) << "CuSparseMatrix::CopyToSmat: null destination";
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    std::vector<int32> h_offsets, h_cols;
-    row_offsets_.CopyToVec(&h_offsets);
-    col_indexes_.CopyToVec(&h_cols);
-    Vector<Real> h_values(nnz_, kUndefined);
-    values_.CopyToVec(&h_values);
-    std::vector<std::vector<std::pair<MatrixIndexT, OtherReal>>> pairs(num_rows_);
-    for (MatrixIndexT r = 0; r < num_rows_; ++r) {
-      pairs[r].reserve(h_offsets[r + 1] - h_offsets[r]);
-      for (int32 k = h_offsets[r]; k < h_offsets[r + 1]; ++k)
-        pairs[r].emplace_back(h_cols[k], static_cast<OtherReal>(h_values(k)));
-    }
-    SparseMatrix<OtherReal> result(num_cols_, pairs);
-    smat->Swap(&result);
+  if (internal::RunOnGpu([&](CuStream) {
+        std::vector<int32> h_offsets, h_cols;
+        row_offsets_.CopyToVec(&h_offsets);
+        col_indexes_.CopyToVec(&h_cols);
+        Vector<Real> h_values(nnz_, kUndefined);
+        values_.CopyToVec(&h_values);
+        std::vector<std::vector<std::pair<MatrixIndexT, OtherReal>>> pairs(num_rows_);
+        for (MatrixIndexT r = 0; r < num_rows_; ++r) {
+          pairs[r].reserve(h_offsets[r + 1] - h_offsets[r]);
+          for (int32 k = h_offsets[r]; k < h_offsets[r + 1]; ++k)
+            pairs[r].emplace_back(h_cols[k], static_cast<OtherReal>(h_values(k)));
+        }
+        SparseMatrix<OtherReal> result(num_cols_, pairs);
+        smat->Swap(&result);
+      }))
     return;
-  }
-#endif
   smat->CopyFromSmat(host_);
 }
 
@@ -375,42 +369,39 @@ void CuSparseMatrix<Real>::SelectRows(const CuArray<int32>& row_indexes,
   CUCTX_CHECK(&input != this) << "CuSparseMatrix::SelectRows: input must not be *this";
   const int32 n = row_indexes.Dim();
   int32 bad = n;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    CuSparseMatrix<Real> out;
-    if (n == 0) {
-      Swap(&out);
-      return;
-    }
-    CuArray<int32> counts(n + 1, kUndefined);
-    internal::ScopedStorage d_bad(sizeof(int32));
-    LaunchFill(d_bad.Data(), 1, sizeof(int32), static_cast<uint64_t>(n), internal::ThreadStream());
-    LaunchSelectRowsCounts(n, row_indexes.Data(), input.num_rows_, input.CsrRowOffsets(),
-                           counts.Data(), static_cast<int32*>(d_bad.Data()),
-                           internal::ThreadStream());
-    out.row_offsets_.Resize(n + 1, kUndefined);
-    const size_t scan_bytes = SparseScanWorkspaceBytes(n + 1);
-    internal::ScopedStorage scan(scan_bytes);
-    LaunchExclusiveScan(counts.Data(), n + 1, out.row_offsets_.Data(), scan.Data(), scan_bytes,
-                        internal::ThreadStream());
-    bad = ReadDeviceInt(static_cast<const int32*>(d_bad.Data()));
-    if (bad < n) {
-      CUCTX_ERR << "CuSparseMatrix::SelectRows: row_indexes[" << bad
-                << "] = " << ReadDeviceInt(row_indexes.Data() + bad)
-                << " is outside the input's rows [0, " << input.num_rows_ << ")";
-    }
-    out.num_rows_ = n;
-    out.num_cols_ = input.num_cols_;
-    out.nnz_ = ReadDeviceInt(out.row_offsets_.Data() + n);
-    out.col_indexes_.Resize(out.nnz_, kUndefined);
-    out.values_.Resize(out.nnz_, kUndefined);
-    LaunchSelectRowsCopy(n, row_indexes.Data(), input.CsrRowOffsets(), input.CsrColIndexes(),
-                         input.CsrValues(), out.row_offsets_.Data(), out.col_indexes_.Data(),
-                         out.values_.Data(), internal::ThreadStream());
-    Swap(&out);
+  if (internal::RunOnGpu([&](CuStream s) {
+        CuSparseMatrix<Real> out;
+        if (n == 0) {
+          Swap(&out);
+          return;
+        }
+        CuArray<int32> counts(n + 1, kUndefined);
+        internal::ScopedStorage d_bad(sizeof(int32));
+        LaunchFill(d_bad.Data(), 1, sizeof(int32), static_cast<uint64_t>(n), s);
+        LaunchSelectRowsCounts(n, row_indexes.Data(), input.num_rows_, input.CsrRowOffsets(),
+                               counts.Data(), static_cast<int32*>(d_bad.Data()), s);
+        out.row_offsets_.Resize(n + 1, kUndefined);
+        const size_t scan_bytes = SparseScanWorkspaceBytes(n + 1);
+        internal::ScopedStorage scan(scan_bytes);
+        LaunchExclusiveScan(counts.Data(), n + 1, out.row_offsets_.Data(), scan.Data(), scan_bytes,
+                            s);
+        bad = ReadDeviceInt(static_cast<const int32*>(d_bad.Data()));
+        if (bad < n) {
+          CUCTX_ERR << "CuSparseMatrix::SelectRows: row_indexes[" << bad
+                    << "] = " << ReadDeviceInt(row_indexes.Data() + bad)
+                    << " is outside the input's rows [0, " << input.num_rows_ << ")";
+        }
+        out.num_rows_ = n;
+        out.num_cols_ = input.num_cols_;
+        out.nnz_ = ReadDeviceInt(out.row_offsets_.Data() + n);
+        out.col_indexes_.Resize(out.nnz_, kUndefined);
+        out.values_.Resize(out.nnz_, kUndefined);
+        LaunchSelectRowsCopy(n, row_indexes.Data(), input.CsrRowOffsets(), input.CsrColIndexes(),
+                             input.CsrValues(), out.row_offsets_.Data(), out.col_indexes_.Data(),
+                             out.values_.Data(), s);
+        Swap(&out);
+      }))
     return;
-  }
-#endif
   std::vector<int32> h_rows;
   row_indexes.CopyToVec(&h_rows);
   for (int32 i = 0; i < n && bad == n; ++i)
@@ -441,18 +432,14 @@ void CuSparseMatrix<Real>::Swap(CuSparseMatrix<Real>* other) {
 template <typename Real>
 Real CuSparseMatrix<Real>::Sum() const {
   if (nnz_ == 0) return 0;
-#if CUCTX_HAVE_CUDA
   if (internal::OnGpu()) return values_.Sum();
-#endif
   return host_.Sum();
 }
 
 template <typename Real>
 Real CuSparseMatrix<Real>::FrobeniusNorm() const {
   if (nnz_ == 0) return 0;
-#if CUCTX_HAVE_CUDA
   if (internal::OnGpu()) return std::sqrt(VecVec(values_, values_));
-#endif
   return host_.FrobeniusNorm();
 }
 
@@ -466,27 +453,23 @@ void CuSparseMatrix<Real>::CopyToMat(CuMatrixBase<OtherReal>* M, MatrixTranspose
   if (M->NumRows() == 0 || M->NumCols() == 0) return;
   M->SetZero();
   if (nnz_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchCsrScatter(num_rows_, CsrRowOffsets(), CsrColIndexes(), CsrValues(), trans == kTrans,
-                     Real(1), false, M->Dim(), M->Data(), internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchCsrScatter(num_rows_, CsrRowOffsets(), CsrColIndexes(), CsrValues(), trans == kTrans,
+                         Real(1), false, M->Dim(), M->Data(), s);
+      }))
     return;
-  }
-#endif
   SubMatrix<OtherReal> view = HostView(*M);
   host_.CopyToMat(&view, trans);
 }
 
 template <typename Real>
 void CuSparseMatrix<Real>::Write(std::ostream& os, bool binary) const {
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    SparseMatrix<Real> h;
-    CopyToSmat(&h);
-    h.Write(os, binary);
+  if (internal::RunOnGpu([&](CuStream) {
+        SparseMatrix<Real> h;
+        CopyToSmat(&h);
+        h.Write(os, binary);
+      }))
     return;
-  }
-#endif
   host_.Write(os, binary);
 }
 
@@ -506,13 +489,11 @@ void CuMatrixBase<Real>::AddSmat(Real alpha, const CuSparseMatrix<Real>& A,
       << "CuMatrix::AddSmat: " << SparseText(A, trans) << " does not match *this "
       << ShapeText(*this);
   if (Empty() || A.NumElements() == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchCsrScatter(A.NumRows(), A.CsrRowOffsets(), A.CsrColIndexes(), A.CsrValues(),
-                     trans == kTrans, alpha, true, Dim(), data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchCsrScatter(A.NumRows(), A.CsrRowOffsets(), A.CsrColIndexes(), A.CsrValues(),
+                         trans == kTrans, alpha, true, Dim(), data_, s);
+      }))
     return;
-  }
-#endif
   SubMatrix<Real> view = CpuView();
   ForEachElement(A.HostMatrix(), [&](MatrixIndexT r, MatrixIndexT c, Real v) {
     if (trans == kTrans)
@@ -601,14 +582,14 @@ Real TraceMatSmat(const CuMatrixBase<Real>& A, const CuSparseMatrix<Real>& B,
       << "TraceMatSmat: A " << ShapeText(A) << " times " << SparseText(B, trans)
       << " is not square";
   if (B.NumElements() == 0) return 0;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    CuVector<Real> terms(B.NumElements(), kUndefined);
-    LaunchCsrTraceTerms(B.NumRows(), B.CsrRowOffsets(), B.CsrColIndexes(), B.CsrValues(), A.Dim(),
-                        A.Data(), trans == kTrans, terms.Data(), internal::ThreadStream());
-    return terms.Sum();
-  }
-#endif
+  Real trace = 0;
+  if (internal::RunOnGpu([&](CuStream s) {
+        CuVector<Real> terms(B.NumElements(), kUndefined);
+        LaunchCsrTraceTerms(B.NumRows(), B.CsrRowOffsets(), B.CsrColIndexes(), B.CsrValues(),
+                            A.Dim(), A.Data(), trans == kTrans, terms.Data(), s);
+        trace = terms.Sum();
+      }))
+    return trace;
   return TraceMatSmat(HostView(A), B.HostMatrix(), trans);
 }
 

@@ -3,15 +3,12 @@
 #include "cudamatrix/cu-tp-matrix.h"
 
 #include "base/error.h"
+#include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-sp-matrix.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
-
-#if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-copy.h"
-#endif
 
 namespace cuctx {
 
@@ -42,22 +39,22 @@ template <typename Real>
 void CuTpMatrix<Real>::Invert() {
   const MatrixIndexT n = this->num_rows_;
   if (n == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    CuMatrix<Real> full(n, n, kUndefined);
-    full.CopyFromTp(*this);
-    internal::ScopedStorage info(sizeof(int));
-    internal::ZeroStorage2D(info.Data(), sizeof(int), sizeof(int), 1);
-    internal::InvertLowerOnDevice(full.Data(), n, full.Stride(), static_cast<int*>(info.Data()));
-    int h_info = 0;
-    CopyDeviceToHost(&h_info, info.Data(), sizeof(int));  // waits for trtri
-    if (h_info != 0)
-      CUCTX_ERR << "CuTpMatrix::Invert: the " << n << "x" << n
-                << " triangular matrix is singular (diagonal element " << h_info - 1 << " is zero)";
-    internal::PackTriangle(full, PackSource::kLower, this->data_);
+  if (internal::RunOnGpu([&](CuStream) {
+        CuMatrix<Real> full(n, n, kUndefined);
+        full.CopyFromTp(*this);
+        internal::ScopedStorage info(sizeof(int));
+        internal::ZeroStorage2D(info.Data(), sizeof(int), sizeof(int), 1);
+        internal::InvertLowerOnDevice(full.Data(), n, full.Stride(),
+                                      static_cast<int*>(info.Data()));
+        int h_info = 0;
+        CopyDeviceToHost(&h_info, info.Data(), sizeof(int));  // waits for trtri
+        if (h_info != 0)
+          CUCTX_ERR << "CuTpMatrix::Invert: the " << n << "x" << n
+                    << " triangular matrix is singular (diagonal element " << h_info - 1
+                    << " is zero)";
+        internal::PackTriangle(full, PackSource::kLower, this->data_);
+      }))
     return;
-  }
-#endif
   TpMatrix<Real> host(n, kUndefined);
   this->CopyToPacked(&host);
   host.Invert();

@@ -5,6 +5,7 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-vector.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
 
@@ -13,7 +14,6 @@
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/internal/cu-blas-wrappers.h"
-#include "cudamatrix/internal/cu-kernels.h"
 #endif
 
 namespace cuctx {
@@ -66,12 +66,9 @@ void CuVectorBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& v,
       << "CuVector::AddVecVec: an input overlaps this vector (dimension " << dim_
       << ") without being it";
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchAddVecVec(dim_, alpha, v.Data(), r.Data(), beta, data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchAddVecVec(dim_, alpha, v.Data(), r.Data(), beta, data_, s); }))
     return;
-  }
-#endif
   CpuView().AddVecVec(alpha, HostView(v), HostView(r), beta);
 }
 

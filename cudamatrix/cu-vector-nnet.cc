@@ -2,24 +2,20 @@
 // Min) and softmax.
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
+#include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/cu-vector.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-storage.h"
 
 #include <functional>
-
-#if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-copy.h"
-#include "cudamatrix/cu-matrixdim.h"
-#include "cudamatrix/internal/cu-kernels.h"
-#include "cudamatrix/internal/cu-storage.h"
-#endif
 
 namespace cuctx {
 namespace {
 
-#if CUCTX_HAVE_CUDA
 using internal::VecDim;
 
 template <typename Real>
@@ -28,7 +24,16 @@ Real ReadBack(internal::ScopedStorage* s) {
   CopyDeviceToHost(&result, s->Data(), sizeof(Real));  // waits for the stream
   return result;
 }
-#endif
+
+// Max or min (op) of data[0, dim) on `stream`, read back (which waits for the stream).
+template <typename Real>
+inline Real DeviceExtremum(RowReduceOp op, const Real* data, MatrixIndexT dim, CuStream stream) {
+  internal::ScopedStorage out(sizeof(Real));
+  // The reduction computes beta * out + alpha * max, so out must hold a finite value.
+  LaunchFill(out.Data(), 1, sizeof(Real), 0, stream);
+  LaunchRowReduce(VecDim(dim), data, op, Real(1), Real(0), static_cast<Real*>(out.Data()), stream);
+  return ReadBack<Real>(&out);
+}
 
 using internal::HostView;
 
@@ -53,12 +58,9 @@ void CuVectorBase<Real>::AddRowSumMat(Real alpha, const CuMatrixBase<Real>& M, R
       << M.NumRows() << "x" << M.NumCols() << " (needs dim == NumCols())";
   CheckNoOverlap("CuVector::AddRowSumMat", data_, dim_, M);
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchColSum(M.Dim(), M.Data(), alpha, beta, data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchColSum(M.Dim(), M.Data(), alpha, beta, data_, s); }))
     return;
-  }
-#endif
   CpuView().AddRowSumMat(alpha, HostView(M), beta);
 }
 
@@ -69,83 +71,62 @@ void CuVectorBase<Real>::AddColSumMat(Real alpha, const CuMatrixBase<Real>& M, R
       << M.NumRows() << "x" << M.NumCols() << " (needs dim == NumRows())";
   CheckNoOverlap("CuVector::AddColSumMat", data_, dim_, M);
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchRowReduce(M.Dim(), M.Data(), RowReduceOp::kSum, alpha, beta, data_,
-                    internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchRowReduce(M.Dim(), M.Data(), RowReduceOp::kSum, alpha, beta, data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().AddColSumMat(alpha, HostView(M), beta);
 }
 
 template <typename Real>
 Real CuVectorBase<Real>::Sum() const {
   if (dim_ == 0) return 0;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    // The multi-block reduction of cu-kernels-reduce.cu; its result is at the workspace start.
-    internal::ScopedStorage work(ReduceWorkspaceBytes());
-    LaunchSum(VecDim(dim_), data_, false, work.Data(), internal::ThreadStream());
-    return ReadBack<Real>(&work);
-  }
-#endif
+  Real sum = 0;
+  if (internal::RunOnGpu([&](CuStream s) {
+        // The multi-block reduction of cu-kernels-reduce.cu; its result is at the workspace start.
+        internal::ScopedStorage work(ReduceWorkspaceBytes());
+        LaunchSum(VecDim(dim_), data_, false, work.Data(), s);
+        sum = ReadBack<Real>(&work);
+      }))
+    return sum;
   return CpuView().Sum();
 }
 
 template <typename Real>
 Real CuVectorBase<Real>::Max() const {
   CUCTX_CHECK(dim_ > 0) << "CuVector::Max: empty vector";
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    internal::ScopedStorage out(sizeof(Real));
-    // The reduction computes beta * out + alpha * max, so out must hold a finite value.
-    LaunchFill(out.Data(), 1, sizeof(Real), 0, internal::ThreadStream());
-    LaunchRowReduce(VecDim(dim_), data_, RowReduceOp::kMax, Real(1), Real(0),
-                    static_cast<Real*>(out.Data()), internal::ThreadStream());
-    return ReadBack<Real>(&out);
-  }
-#endif
+  Real result = 0;
+  if (internal::RunOnGpu(
+          [&](CuStream s) { result = DeviceExtremum(RowReduceOp::kMax, data_, dim_, s); }))
+    return result;
   return CpuView().Max();
 }
 
 template <typename Real>
 Real CuVectorBase<Real>::Min() const {
   CUCTX_CHECK(dim_ > 0) << "CuVector::Min: empty vector";
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    internal::ScopedStorage out(sizeof(Real));
-    // The reduction computes beta * out + alpha * max, so out must hold a finite value.
-    LaunchFill(out.Data(), 1, sizeof(Real), 0, internal::ThreadStream());
-    LaunchRowReduce(VecDim(dim_), data_, RowReduceOp::kMin, Real(1), Real(0),
-                    static_cast<Real*>(out.Data()), internal::ThreadStream());
-    return ReadBack<Real>(&out);
-  }
-#endif
+  Real result = 0;
+  if (internal::RunOnGpu(
+          [&](CuStream s) { result = DeviceExtremum(RowReduceOp::kMin, data_, dim_, s); }))
+    return result;
   return CpuView().Min();
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ApplySoftMax() {
   CUCTX_CHECK(dim_ > 0) << "CuVector::ApplySoftMax: empty vector";
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchSoftMaxRows(VecDim(dim_), data_, dim_, false, data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchSoftMaxRows(VecDim(dim_), data_, dim_, false, data_, s); }))
     return;
-  }
-#endif
   CpuView().ApplySoftMax();
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ApplyLogSoftMax() {
   CUCTX_CHECK(dim_ > 0) << "CuVector::ApplyLogSoftMax: empty vector";
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchSoftMaxRows(VecDim(dim_), data_, dim_, true, data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchSoftMaxRows(VecDim(dim_), data_, dim_, true, data_, s); }))
     return;
-  }
-#endif
   CpuView().ApplyLogSoftMax();
 }
 

@@ -5,6 +5,7 @@
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
@@ -13,17 +14,12 @@
 #include <algorithm>
 #include <cstddef>
 
-#if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-matrixdim.h"
-#endif
-
 namespace cuctx {
 namespace {
 
 using internal::HostView;
 using internal::ShapeText;
 
-#if CUCTX_HAVE_CUDA
 // The double a reduction launcher left at the start of its workspace; waits for the stream.
 double ReadBackDouble(internal::ScopedStorage* work) {
   double result = 0;
@@ -34,52 +30,47 @@ double ReadBackDouble(internal::ScopedStorage* work) {
 // Floor (ceiling false) or ceiling of data[0, dim) on the device; the changed elements are
 // counted (one reduction and a read-back) only when count is wanted.
 template <typename Real>
-void DeviceClamp(Real bound, bool ceiling, Real* data, MatrixIndexT dim, MatrixIndexT* count) {
+inline void DeviceClamp(Real bound, bool ceiling, Real* data, MatrixIndexT dim, MatrixIndexT* count,
+                        CuStream stream) {
   if (count == nullptr) {
     LaunchVectorMap(dim, ceiling ? VectorMap::kCeiling : VectorMap::kFloor, bound, Real(0), data,
-                    internal::ThreadStream());
+                    stream);
     return;
   }
   internal::ScopedStorage work(VectorReduceWorkspaceBytes());
-  LaunchClampCount(dim, bound, ceiling, data, work.Data(), internal::ThreadStream());
+  LaunchClampCount(dim, bound, ceiling, data, work.Data(), stream);
   *count = static_cast<MatrixIndexT>(ReadBackDouble(&work));
 }
 
 // this = beta * this + alpha * diag(op(M) op(N)) on the device, with the scratch the launcher
 // asks for (none unless the inner dimension is split across blocks).
 template <typename Real>
-void DeviceDiagProduct(Real alpha, const CuMatrixBase<Real>& M, bool m_trans,
-                       const CuMatrixBase<Real>& N, bool n_trans, Real beta, Real* out,
-                       MatrixIndexT dim) {
+inline void DeviceDiagProduct(Real alpha, const CuMatrixBase<Real>& M, bool m_trans,
+                              const CuMatrixBase<Real>& N, bool n_trans, Real beta, Real* out,
+                              MatrixIndexT dim, CuStream stream) {
   const MatrixIndexT inner = m_trans ? M.NumRows() : M.NumCols();
   internal::ScopedStorage work(DiagMatMatWorkspaceBytes(dim, inner));
   LaunchAddDiagMatMat(dim, inner, alpha, M.Data(), M.Stride(), m_trans, N.Data(), N.Stride(),
-                      n_trans, beta, out, work.Data(), internal::ThreadStream());
+                      n_trans, beta, out, work.Data(), stream);
 }
 
 // The device side of MapInPlace for either family of in-place maps.
 template <typename Real>
-void LaunchInPlace(VectorMap map, Real a, Real b, Real* data, MatrixIndexT dim) {
-  LaunchVectorMap(dim, map, a, b, data, internal::ThreadStream());
+inline void LaunchInPlace(VectorMap map, Real a, Real b, Real* data, MatrixIndexT dim,
+                          CuStream stream) {
+  LaunchVectorMap(dim, map, a, b, data, stream);
 }
 template <typename Real>
-void LaunchInPlace(NnetMap map, Real, Real, Real* data, MatrixIndexT dim) {
-  LaunchNnetMap(internal::VecDim(dim), map, data, dim, data, internal::ThreadStream());
+inline void LaunchInPlace(NnetMap map, Real, Real, Real* data, MatrixIndexT dim, CuStream stream) {
+  LaunchNnetMap(internal::VecDim(dim), map, data, dim, data, stream);
 }
-#endif
 
 // An element-wise map of data[0, dim) in place: the kernel for `map` (with parameters a, b) in
 // GPU mode, else host_op on a host view.
 template <typename Real, typename Map, typename HostOp>
-void MapInPlace([[maybe_unused]] Map map, [[maybe_unused]] Real a, [[maybe_unused]] Real b,
-                Real* data, MatrixIndexT dim, HostOp host_op) {
+void MapInPlace(Map map, Real a, Real b, Real* data, MatrixIndexT dim, HostOp host_op) {
   if (dim == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchInPlace(map, a, b, data, dim);
-    return;
-  }
-#endif
+  if (internal::RunOnGpu([&](CuStream s) { LaunchInPlace(map, a, b, data, dim, s); })) return;
   SubVector<Real> view(data, dim);
   host_op(&view);
 }
@@ -89,12 +80,8 @@ template <typename Real>
 void Clamp(Real bound, bool ceiling, Real* data, MatrixIndexT dim, MatrixIndexT* count) {
   if (count != nullptr) *count = 0;
   if (dim == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    DeviceClamp(bound, ceiling, data, dim, count);
+  if (internal::RunOnGpu([&](CuStream s) { DeviceClamp(bound, ceiling, data, dim, count, s); }))
     return;
-  }
-#endif
   SubVector<Real> view(data, dim);
   if (ceiling)
     view.ApplyCeiling(bound, count);
@@ -120,14 +107,12 @@ void CuVectorBase<Real>::CopyRowsFromMat(const CuMatrixBase<Real>& M) {
       << ShapeText(M) << " (needs dim == rows * cols)";
   CheckMatrixApart("CuVector::CopyRowsFromMat", *this, M, "M");
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    const size_t row_bytes = static_cast<size_t>(M.NumCols()) * sizeof(Real);
-    internal::CopyStorage2D(data_, row_bytes, M.Data(), M.Stride() * sizeof(Real), row_bytes,
-                            M.NumRows());
+  if (internal::RunOnGpu([&](CuStream) {
+        const size_t row_bytes = static_cast<size_t>(M.NumCols()) * sizeof(Real);
+        internal::CopyStorage2D(data_, row_bytes, M.Data(), M.Stride() * sizeof(Real), row_bytes,
+                                M.NumRows());
+      }))
     return;
-  }
-#endif
   CpuView().CopyRowsFromMat(HostView(M));
 }
 
@@ -152,12 +137,9 @@ void CuVectorBase<Real>::CopyColFromMat(const CuMatrixBase<OtherReal>& M, Matrix
       << ShapeText(M) << " (needs dim == NumRows())";
   CheckMatrixApart("CuVector::CopyColFromMat", *this, M, "M");
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchCopyStrided(dim_, M.Data() + col, M.Stride(), data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchCopyStrided(dim_, M.Data() + col, M.Stride(), data_, s); }))
     return;
-  }
-#endif
   CpuView().CopyColFromMat(HostView(M), col);
 }
 
@@ -168,13 +150,10 @@ void CuVectorBase<Real>::CopyDiagFromMat(const CuMatrixBase<Real>& M) {
       << ShapeText(M) << " (needs dim == min(rows, cols))";
   CheckMatrixApart("CuVector::CopyDiagFromMat", *this, M, "M");
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchCopyStrided(dim_, M.Data(), static_cast<int64>(M.Stride()) + 1, data_,
-                      internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchCopyStrided(dim_, M.Data(), static_cast<int64>(M.Stride()) + 1, data_, s);
+      }))
     return;
-  }
-#endif
   CpuView().CopyDiagFromMat(HostView(M));
 }
 
@@ -188,13 +167,11 @@ void CuVectorBase<Real>::AddDiagMat2(Real alpha, const CuMatrixBase<Real>& M,
                             << ")";
   CheckMatrixApart("CuVector::AddDiagMat2", *this, M, "M");
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    // diag(M M^T) pairs row i of M with itself, diag(M^T M) column i.
-    DeviceDiagProduct(alpha, M, trans == kTrans, M, trans == kNoTrans, beta, data_, dim_);
+  // diag(M M^T) pairs row i of M with itself, diag(M^T M) column i.
+  if (internal::RunOnGpu([&](CuStream s) {
+        DeviceDiagProduct(alpha, M, trans == kTrans, M, trans == kNoTrans, beta, data_, dim_, s);
+      }))
     return;
-  }
-#endif
   CpuView().AddDiagMat2(alpha, HostView(M), trans, beta);
 }
 
@@ -214,12 +191,9 @@ void CuVectorBase<Real>::AddDiagMatMat(Real alpha, const CuMatrixBase<Real>& M,
   CheckMatrixApart("CuVector::AddDiagMatMat", *this, M, "M");
   CheckMatrixApart("CuVector::AddDiagMatMat", *this, N, "N");
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    DeviceDiagProduct(alpha, M, mt, N, nt, beta, data_, dim_);
+  if (internal::RunOnGpu(
+          [&](CuStream s) { DeviceDiagProduct(alpha, M, mt, N, nt, beta, data_, dim_, s); }))
     return;
-  }
-#endif
   CpuView().AddDiagMatMat(alpha, HostView(M), transM, HostView(N), transN, beta);
 }
 
@@ -240,12 +214,9 @@ void CuVectorBase<Real>::DivElements(const CuVectorBase<Real>& v) {
   CUCTX_CHECK(v.Data() == data_ || !internal::Overlap(v, *this))
       << "CuVector::DivElements: v partially overlaps *this (dim " << dim_ << ")";
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    LaunchDivElements(internal::VecDim(dim_), v.Data(), dim_, data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchDivElements(internal::VecDim(dim_), v.Data(), dim_, data_, s); }))
     return;
-  }
-#endif
   CpuView().DivElements(HostView(v));
 }
 
@@ -293,13 +264,13 @@ template <typename Real>
 Real CuVectorBase<Real>::Norm(Real p) const {
   CUCTX_CHECK(p >= 0) << "CuVector::Norm: p = " << p << " must be >= 0";
   if (dim_ == 0) return 0;
-#if CUCTX_HAVE_CUDA
-  if (CuDevice::Instantiate().Enabled()) {
-    internal::ScopedStorage work(VectorReduceWorkspaceBytes());
-    LaunchVectorNorm(dim_, data_, static_cast<double>(p), work.Data(), internal::ThreadStream());
-    return static_cast<Real>(ReadBackDouble(&work));
-  }
-#endif
+  double norm = 0;
+  if (internal::RunOnGpu([&](CuStream s) {
+        internal::ScopedStorage work(VectorReduceWorkspaceBytes());
+        LaunchVectorNorm(dim_, data_, static_cast<double>(p), work.Data(), s);
+        norm = ReadBackDouble(&work);
+      }))
+    return static_cast<Real>(norm);
   return CpuView().Norm(p);
 }
 

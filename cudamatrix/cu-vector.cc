@@ -5,6 +5,8 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-matrixdim.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
 
@@ -12,17 +14,10 @@
 #include <type_traits>
 #include <utility>
 
-#if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-matrixdim.h"
-#include "cudamatrix/internal/cu-kernels.h"
-#endif
-
 namespace cuctx {
 namespace {
 
-#if CUCTX_HAVE_CUDA
 using internal::VecDim;
-#endif
 
 void CheckSameDim(const char* what, MatrixIndexT a, MatrixIndexT b) {
   CUCTX_CHECK(a == b) << what << ": dimension mismatch: " << a << " vs " << b;
@@ -57,16 +52,14 @@ template <typename OtherReal>
 void CuVectorBase<Real>::CopyFromVec(const CuVectorBase<OtherReal>& src) {
   CheckSameDim("CuVector::CopyFromVec", dim_, src.Dim());
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    if (std::is_same<Real, OtherReal>::value) {
-      internal::CopyStorage2D(data_, 0, src.Data(), 0, dim_ * sizeof(Real), 1);
-    } else {
-      LaunchCopyMat(VecDim(dim_), src.Data(), dim_, false, data_, internal::ThreadStream());
-    }
+  if (internal::RunOnGpu([&](CuStream s) {
+        if (std::is_same<Real, OtherReal>::value) {
+          internal::CopyStorage2D(data_, 0, src.Data(), 0, dim_ * sizeof(Real), 1);
+        } else {
+          LaunchCopyMat(VecDim(dim_), src.Data(), dim_, false, data_, s);
+        }
+      }))
     return;
-  }
-#endif
   CpuView().CopyFromVec(SubVector<OtherReal>(src.Data(), dim_));
 }
 
@@ -79,13 +72,11 @@ void CuVectorBase<Real>::CopyFromVec(const VectorBase<OtherReal>& src) {
     CopyHostToDevice(data_, src.Data(), dim_ * sizeof(Real));
     return;
   }
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    CuVector<OtherReal> staged(src);  // transfer at the source precision, convert on the device
-    CopyFromVec(staged);
+  if (internal::RunOnGpu([&](CuStream) {
+        CuVector<OtherReal> staged(src);  // transfer at the source precision, convert on the device
+        CopyFromVec(staged);
+      }))
     return;
-  }
-#endif
   CpuView().CopyFromVec(src);
 }
 
@@ -98,13 +89,11 @@ void CuVectorBase<Real>::CopyToVec(VectorBase<OtherReal>* dst) const {
     CopyDeviceToHost(dst->Data(), data_, dim_ * sizeof(Real));
     return;
   }
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    CuVector<OtherReal> converted(*this);
-    converted.CopyToVec(dst);
+  if (internal::RunOnGpu([&](CuStream) {
+        CuVector<OtherReal> converted(*this);
+        converted.CopyToVec(dst);
+      }))
     return;
-  }
-#endif
   CpuView().CopyToVec(dst);
 }
 
@@ -117,36 +106,23 @@ void CuVectorBase<Real>::SetZero() {
 template <typename Real>
 void CuVectorBase<Real>::Set(Real value) {
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchSetMat(VecDim(dim_), value, data_, internal::ThreadStream());
-    return;
-  }
-#endif
+  if (internal::RunOnGpu([&](CuStream s) { LaunchSetMat(VecDim(dim_), value, data_, s); })) return;
   CpuView().Set(value);
 }
 
 template <typename Real>
 void CuVectorBase<Real>::Add(Real value) {
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchAddScalarMat(VecDim(dim_), value, data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) { LaunchAddScalarMat(VecDim(dim_), value, data_, s); }))
     return;
-  }
-#endif
   CpuView().Add(value);
 }
 
 template <typename Real>
 void CuVectorBase<Real>::Scale(Real alpha) {
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchScaleMat(VecDim(dim_), alpha, data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) { LaunchScaleMat(VecDim(dim_), alpha, data_, s); }))
     return;
-  }
-#endif
   CpuView().Scale(alpha);
 }
 
@@ -154,12 +130,10 @@ template <typename Real>
 void CuVectorBase<Real>::AddVec(Real alpha, const CuVectorBase<Real>& v, Real beta) {
   CheckSameDim("CuVector::AddVec", dim_, v.Dim());
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchAddMat(VecDim(dim_), alpha, v.Data(), dim_, false, beta, data_, internal::ThreadStream());
+  if (internal::RunOnGpu([&](CuStream s) {
+        LaunchAddMat(VecDim(dim_), alpha, v.Data(), dim_, false, beta, data_, s);
+      }))
     return;
-  }
-#endif
   SubVector<Real> self = CpuView();
   if (v.Data() == data_) {
     self.Scale(alpha + beta);
@@ -173,12 +147,9 @@ template <typename Real>
 void CuVectorBase<Real>::MulElements(const CuVectorBase<Real>& v) {
   CheckSameDim("CuVector::MulElements", dim_, v.Dim());
   if (dim_ == 0) return;
-#if CUCTX_HAVE_CUDA
-  if (internal::OnGpu()) {
-    LaunchMulElements(VecDim(dim_), v.Data(), dim_, data_, internal::ThreadStream());
+  if (internal::RunOnGpu(
+          [&](CuStream s) { LaunchMulElements(VecDim(dim_), v.Data(), dim_, data_, s); }))
     return;
-  }
-#endif
   CpuView().MulElements(SubVector<Real>(v.Data(), dim_));
 }
 

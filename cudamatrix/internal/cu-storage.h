@@ -59,8 +59,13 @@ CuStream ThreadStream();
 //   if (internal::RunOnGpu([&](CuStream s) { LaunchScale(Dim(), alpha, data_, s); })) return;
 //   CpuView().Scale(alpha);
 // In a build without CUDA `launch` is never called (nor emitted), so it may name the launchers of
-// cu-kernels.h, which only CUDA builds define. Branches that call CUDA libraries directly (cuBLAS,
-// cuSOLVER, the runtime) stay under `#if CUCTX_HAVE_CUDA` with `if (internal::OnGpu())`.
+// cu-kernels.h, which only CUDA builds define. A file-local helper that `launch` calls and that
+// itself names a launcher must be declared `inline`: g++ at -O0 emits every non-inline function
+// with internal linkage (implicit template instantiations in an anonymous namespace included)
+// whether or not anything calls it, so a CPU debug build would not link; inline ones (and the
+// lambda's own call operator) are emitted only when called. Branches that call CUDA libraries
+// directly (cuBLAS, cuSOLVER, the runtime) stay under `#if CUCTX_HAVE_CUDA` with `if
+// (internal::OnGpu())`.
 template <typename Launch>
 bool RunOnGpu([[maybe_unused]] Launch&& launch) {
 #if CUCTX_HAVE_CUDA
