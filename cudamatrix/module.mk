@@ -50,3 +50,7 @@ cudamatrix_TESTS += cu-sparse-matrix-test.cc
 cudamatrix_SRCS  += cu-nvml.cc cu-health.cc
 cudamatrix_CU    += cu-kernels-health.cu
 cudamatrix_TESTS += cu-health-test.cc
+
+# Kaldi-parity family: matrix/ <-> Cu conversions and small API helpers
+cudamatrix_SRCS  += cu-host-conversions.cc cu-parity.cc
+cudamatrix_TESTS += cu-host-conversions-test.cc cu-parity-test.cc
