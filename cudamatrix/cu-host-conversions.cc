@@ -124,11 +124,11 @@ CuSubVector<Real>::CuSubVector(const CuMatrixBase<Real>& matrix, MatrixIndexT ro
 
 // ---- instantiations -----------------------------------------------------------------------------
 
-#define CUCTX_INSTANTIATE_CONVERSIONS_(R, O)                                                   \
-  template void MatrixBase<R>::CopyFromMat(const CuMatrixBase<O>&, MatrixTransposeType);       \
-  template Matrix<R>::Matrix(const CuMatrixBase<O>&, MatrixTransposeType);                     \
-  template void VectorBase<R>::CopyFromVec(const CuVectorBase<O>&);                            \
-  template Vector<R>::Vector(const CuVectorBase<O>&);                                          \
+#define CUCTX_INSTANTIATE_CONVERSIONS_(R, O)                                             \
+  template void MatrixBase<R>::CopyFromMat(const CuMatrixBase<O>&, MatrixTransposeType); \
+  template Matrix<R>::Matrix(const CuMatrixBase<O>&, MatrixTransposeType);               \
+  template void VectorBase<R>::CopyFromVec(const CuVectorBase<O>&);                      \
+  template Vector<R>::Vector(const CuVectorBase<O>&);                                    \
   template CuMatrix<R>::CuMatrix(const CuTpMatrix<O>&, MatrixTransposeType)
 CUCTX_INSTANTIATE_CONVERSIONS_(float, float);
 CUCTX_INSTANTIATE_CONVERSIONS_(float, double);

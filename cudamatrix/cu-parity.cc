@@ -18,8 +18,8 @@ void RegisterCuAllocatorOptions(OptionsItf* opts) { CuDevice::RegisterCuAllocato
 
 template <typename Real>
 void AssertEqual(const CuVectorBase<Real>& a, const CuVectorBase<Real>& b, float tol) {
-  CUCTX_CHECK(a.Dim() == b.Dim()) << "AssertEqual(CuVector): dims " << a.Dim() << " and "
-                                  << b.Dim() << " do not match";
+  CUCTX_CHECK(a.Dim() == b.Dim()) << "AssertEqual(CuVector): dims " << a.Dim() << " and " << b.Dim()
+                                  << " do not match";
   Vector<Real> ha(a.Dim(), kUndefined), hb(b.Dim(), kUndefined);
   a.CopyToVec(&ha);
   b.CopyToVec(&hb);
@@ -57,14 +57,12 @@ bool CuSpMatrix<Real>::ApproxEqual(const CuSpMatrix<Real>& other, Real tol) cons
 
 template <typename Real>
 void AssertEqual(const CuSpMatrix<Real>& A, const CuSpMatrix<Real>& B, Real tol) {
-  CUCTX_CHECK(A.NumRows() == B.NumRows())
-      << "AssertEqual(CuSpMatrix): sizes " << A.NumRows() << " and " << B.NumRows()
-      << " do not match";
+  CUCTX_CHECK(A.NumRows() == B.NumRows()) << "AssertEqual(CuSpMatrix): sizes " << A.NumRows()
+                                          << " and " << B.NumRows() << " do not match";
   Real diff_norm = 0, a_norm = 0;
   SpDiffNorms(A, B, &diff_norm, &a_norm);
-  CUCTX_CHECK(diff_norm <= tol * a_norm)
-      << "AssertEqual(CuSpMatrix): ||A - B|| = " << diff_norm << " exceeds " << tol
-      << " * ||A|| = " << tol * a_norm;
+  CUCTX_CHECK(diff_norm <= tol * a_norm) << "AssertEqual(CuSpMatrix): ||A - B|| = " << diff_norm
+                                         << " exceeds " << tol << " * ||A|| = " << tol * a_norm;
 }
 
 template <typename Real, typename OtherReal>

@@ -36,8 +36,8 @@ namespace cuctx {
 // CopyToSmat, Write) wait for the stream.
 //
 // Not thread-safe: one thread uses an object at a time. Copies (constructor, operator=,
-// CopyFromSmat) are deep; Swap exchanges contents. Misuse throws cuctx::Error naming the shapes or the bad index, in both
-// modes.
+// CopyFromSmat) are deep; Swap exchanges contents. Misuse throws cuctx::Error naming the shapes or
+// the bad index, in both modes.
 template <typename Real>
 class CuSparseMatrix {
  public:

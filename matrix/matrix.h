@@ -35,7 +35,7 @@
 
 namespace cuctx {
 
-// ---- GPU-layer conversions (Kaldi parity) --------------------------------------------------------
+// ---- GPU-layer conversions (Kaldi parity) ----
 // Forward declaration only: the members below that take a CuMatrixBase are defined in
 // cudamatrix/cu-host-conversions.cc (float/double for both Real and OtherReal), so this header and
 // libcuctx-matrix stay usable without the cudamatrix library; using them needs it at link time.
