@@ -51,6 +51,10 @@ struct CuAllocatorOptions {
   size_t RegionQuantumBytes() const { return static_cast<size_t>(region_quantum_mb) << 20; }
 };
 
+// Registers the options of the process-wide allocator (the ones CuDevice uses) on opts, as Kaldi
+// programs call it; the same as CuDevice::RegisterCuAllocatorOptions. Defined in cu-parity.cc.
+void RegisterCuAllocatorOptions(OptionsItf* opts);
+
 }  // namespace cuctx
 
 #endif  // CUCTX_CUDAMATRIX_CU_ALLOCATOR_OPTIONS_H_

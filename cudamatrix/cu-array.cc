@@ -135,13 +135,13 @@ void CuArray<T>::Destroy() {
 template <typename T>
 void CuArray<T>::CopyFrom(const CuArrayBase<T>& other) {
   Resize(other.Dim(), kUndefined);
-  this->CopyFromArray(other);
+  CuArrayBase<T>::CopyFromArray(other);  // the base form: CuArray's own one resizes and calls us
 }
 
 template <typename T>
 void CuArray<T>::CopyFromVec2(const std::vector<T>& src) {
   Resize(static_cast<MatrixIndexT>(src.size()), kUndefined);
-  this->CopyFromVec(src);
+  CuArrayBase<T>::CopyFromVec(src);  // the base form: CuArray's own one resizes and calls us
 }
 
 template <typename T>

@@ -102,6 +102,10 @@ class CuArray : public CuArrayBase<T> {
   // Changes the dimension. kSetZero zeroes, kUndefined leaves the contents unspecified, kCopyData
   // keeps the first min(old, new) elements and zeroes the rest. Throws on a negative dim.
   void Resize(MatrixIndexT dim, MatrixResizeType resize_type = kSetZero);
+  // Kaldi parity: unlike the CuArrayBase forms, these resize the array to the source's size
+  // (they hide the base-class forms, which require equal sizes).
+  void CopyFromVec(const std::vector<T>& src) { CopyFromVec2(src); }
+  void CopyFromArray(const CuArrayBase<T>& src) { CopyFrom(src); }
   // Exchanges contents with *other (no copy).
   void Swap(CuArray<T>* other);
   // Reads the integer-vector format (int32 only), resizing to the data read.

@@ -526,6 +526,14 @@ class CuMatrix : public CuMatrixBase<Real> {
     ResizeFor(other.NumRows(), other.NumCols(), trans);
     this->CopyFromMat(other, trans);
   }
+  // ---- from packed matrices (Kaldi parity; defined in cu-host-conversions.cc) ----
+  // The full symmetric n x n matrix that M packs (one unpacking kernel on the GPU).
+  explicit CuMatrix(const CuSpMatrix<Real>& M);
+  // The lower-triangular M (zeros above the diagonal) or its transpose, either precision (a
+  // precision conversion of the packed elements first when OtherReal differs).
+  template <typename OtherReal>
+  explicit CuMatrix(const CuTpMatrix<OtherReal>& M, MatrixTransposeType trans = kNoTrans);
+  // ---- end of packed constructors ----
   CuMatrix<Real>& operator=(const CuMatrix<Real>& other) {
     if (this != &other) Assign(other, kNoTrans);
     return *this;

@@ -159,10 +159,10 @@ Real CuPackedMatrix<Real>::ReadElement(size_t index) const {
 
 template <typename Real>
 Real CuPackedMatrix<Real>::operator()(MatrixIndexT r, MatrixIndexT c) const {
-  CUCTX_CHECK(r >= 0 && r < num_rows_ && c >= 0 && c <= r)
-      << "CuPackedMatrix: element (" << r << ", " << c << ") is not in the stored triangle of a "
-      << num_rows_ << "x" << num_rows_ << " packed matrix";
-  return ReadElement(PackedIndex(r, c));
+  CUCTX_CHECK(r >= 0 && r < num_rows_ && c >= 0 && c < num_rows_)
+      << "CuPackedMatrix: element (" << r << ", " << c << ") is outside a " << num_rows_ << "x"
+      << num_rows_ << " packed matrix";
+  return ReadElement(c <= r ? PackedIndex(r, c) : PackedIndex(c, r));  // mirrored, as Kaldi
 }
 
 template <typename Real>

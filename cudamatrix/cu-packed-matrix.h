@@ -92,8 +92,9 @@ class CuPackedMatrix {
   // *dst = this; dst must have this size (throws otherwise). Waits for the copy.
   void CopyToPacked(PackedMatrix<Real>* dst) const;
 
-  // Element (r, c) of the stored triangle, 0 <= c <= r < NumRows() (throws otherwise); a
-  // transfer per call in GPU mode. CuSpMatrix and CuTpMatrix define the other triangle.
+  // Element (r, c) for 0 <= r, c < NumRows() (throws otherwise); with c > r it reads the mirrored
+  // stored element (c, r), as Kaldi does. A transfer per call in GPU mode. CuTpMatrix redefines
+  // it to give 0 above the diagonal.
   Real operator()(MatrixIndexT r, MatrixIndexT c) const;
 
   // The Kaldi packed format (matrix/packed-matrix.h), through a host PackedMatrix. Read resizes.

@@ -6,9 +6,13 @@
 #include "base/error.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-packed-matrix.h"
+#include "cudamatrix/cu-value.h"
 #include "cudamatrix/cu-vector.h"
 #include "matrix/matrix-common.h"
 #include "matrix/sp-matrix.h"
+
+#include <cstddef>
+#include <utility>
 
 namespace cuctx {
 
@@ -52,6 +56,24 @@ class CuSpMatrix : public CuPackedMatrix<Real> {
         << this->num_rows_ << " matrix";
     return r >= c ? CuPackedMatrix<Real>::operator()(r, c) : CuPackedMatrix<Real>::operator()(c, r);
   }
+  // Writable element (r, c) of the full symmetric matrix: (r, c) and (c, r) are one stored
+  // element, so writing either changes both (Kaldi parity). Each read or write through the
+  // CuValue is a transfer in GPU mode. Throws if an index is out of range.
+  CuValue<Real> operator()(MatrixIndexT r, MatrixIndexT c) {
+    CUCTX_CHECK(r >= 0 && r < this->num_rows_ && c >= 0 && c < this->num_rows_)
+        << "CuSpMatrix: index (" << r << ", " << c << ") is outside the " << this->num_rows_ << "x"
+        << this->num_rows_ << " matrix";
+    if (c > r) std::swap(r, c);
+    return CuValue<Real>(this->data_ + static_cast<size_t>(r) * (r + 1) / 2 + c);
+  }
+
+  // ---- Kaldi parity (defined in cu-parity.cc; each waits for its result) ----
+  // sqrt(tr(this this)), the Frobenius norm of the full symmetric matrix.
+  Real FrobeniusNorm() const;
+  // True when ||this - other||_F <= tol * ||this||_F (full symmetric norms). Throws on a size
+  // mismatch.
+  bool ApproxEqual(const CuSpMatrix<Real>& other, Real tol = 0.001) const;
+  // ---- end of Kaldi parity ----
 
   // Replaces this positive definite matrix by its inverse, through a full-matrix copy and
   // CuMatrixBase::SymInvertPosDef (cuSOLVER potrf + potri on the GPU; waits for cuSOLVER's info).
@@ -77,6 +99,21 @@ class CuSpMatrix : public CuPackedMatrix<Real> {
 // elements minus that of the diagonals. Sizes must match (throws otherwise). Waits for the result.
 template <typename Real>
 Real TraceSpSp(const CuSpMatrix<Real>& A, const CuSpMatrix<Real>& B);
+
+// ---- Kaldi parity (defined in cu-parity.cc) ----
+// tr(A B) across precisions: B is converted to Real on the device, then as above. Instantiated
+// for (float, double) and (double, float); equal types pick the overload above.
+template <typename Real, typename OtherReal>
+Real TraceSpSp(const CuSpMatrix<Real>& A, const CuSpMatrix<OtherReal>& B);
+// A.ApproxEqual(B, tol), and its asserting form, which throws cuctx::Error naming the relative
+// difference and the tolerance.
+template <typename Real>
+bool ApproxEqual(const CuSpMatrix<Real>& A, const CuSpMatrix<Real>& B, Real tol = 0.001) {
+  return A.ApproxEqual(B, tol);
+}
+template <typename Real>
+void AssertEqual(const CuSpMatrix<Real>& A, const CuSpMatrix<Real>& B, Real tol = 0.001);
+// ---- end of Kaldi parity ----
 
 }  // namespace cuctx
 

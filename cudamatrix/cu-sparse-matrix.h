@@ -35,9 +35,9 @@ namespace cuctx {
 // need the number of stored elements to allocate) or return data (Sum, FrobeniusNorm,
 // CopyToSmat, Write) wait for the stream.
 //
-// Not thread-safe: one thread uses an object at a time. Copying is explicit (CopyFromSmat); Swap
-// exchanges contents. Misuse throws cuctx::Error naming the shapes or the bad index, in both
-// modes.
+// Not thread-safe: one thread uses an object at a time. Copies (constructor, operator=,
+// CopyFromSmat) are deep; Swap exchanges contents. Misuse throws cuctx::Error naming the shapes or
+// the bad index, in both modes.
 template <typename Real>
 class CuSparseMatrix {
  public:
@@ -56,8 +56,20 @@ class CuSparseMatrix {
   // throws); a zero weight gives an empty row.
   CuSparseMatrix(const CuArray<int32>& indexes, const CuVectorBase<Real>& weights, int32 dim,
                  MatrixTransposeType trans = kNoTrans);
-  CuSparseMatrix(const CuSparseMatrix&) = delete;
-  CuSparseMatrix& operator=(const CuSparseMatrix&) = delete;
+  // A copy of smat (kNoTrans) or of its transpose (kTrans); as CopyFromSmat, asynchronous. Not
+  // explicit, as in Kaldi, so that it is also the copy constructor.
+  CuSparseMatrix(const CuSparseMatrix<Real>& smat, MatrixTransposeType trans = kNoTrans) {
+    CopyFromSmat(smat, trans);
+  }
+  CuSparseMatrix& operator=(const CuSparseMatrix<Real>& smat) {
+    if (this != &smat) CopyFromSmat(smat);
+    return *this;
+  }
+  // this = smat (same precision), as CopyFromSmat.
+  CuSparseMatrix& operator=(const SparseMatrix<Real>& smat) {
+    CopyFromSmat(smat);
+    return *this;
+  }
   ~CuSparseMatrix() = default;
 
   MatrixIndexT NumRows() const { return num_rows_; }

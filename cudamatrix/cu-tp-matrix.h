@@ -3,10 +3,14 @@
 #ifndef CUCTX_CUDAMATRIX_CU_TP_MATRIX_H_
 #define CUCTX_CUDAMATRIX_CU_TP_MATRIX_H_
 
+#include "base/error.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-packed-matrix.h"
+#include "cudamatrix/cu-value.h"
 #include "matrix/matrix-common.h"
 #include "matrix/tp-matrix.h"
+
+#include <cstddef>
 
 namespace cuctx {
 
@@ -45,6 +49,16 @@ class CuTpMatrix : public CuPackedMatrix<Real> {
   Real operator()(MatrixIndexT r, MatrixIndexT c) const {
     if (c > r && c < this->num_rows_ && r >= 0) return Real(0);
     return CuPackedMatrix<Real>::operator()(r, c);
+  }
+  // Writable element (r, c) with 0 <= c <= r < NumRows(); throws for c > r (that element is
+  // always zero and not stored) or an index out of range, as TpMatrix's writable form. Each
+  // read or write through the CuValue is a transfer in GPU mode. (Kaldi's CuTpMatrix has only
+  // the read; this is the TpMatrix form, so ported TpMatrix code keeps working.)
+  CuValue<Real> operator()(MatrixIndexT r, MatrixIndexT c) {
+    CUCTX_CHECK(r >= 0 && r < this->num_rows_ && c >= 0 && c <= r)
+        << "CuTpMatrix: element (" << r << ", " << c << ") is not in the lower triangle of a "
+        << this->num_rows_ << "x" << this->num_rows_ << " triangular matrix";
+    return CuValue<Real>(this->data_ + static_cast<size_t>(r) * (r + 1) / 2 + c);
   }
 
   // Resizes to orig's size and sets this to the lower Cholesky factor L of the positive definite

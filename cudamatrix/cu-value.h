@@ -3,7 +3,10 @@
 #ifndef CUCTX_CUDAMATRIX_CU_VALUE_H_
 #define CUCTX_CUDAMATRIX_CU_VALUE_H_
 
+#include "base/math-utils.h"
 #include "cudamatrix/cu-copy.h"
+
+#include <type_traits>
 
 namespace cuctx {
 
@@ -38,6 +41,37 @@ class CuValue {
  private:
   Real* data_;
 };
+
+// ---- Kaldi parity: the scalar ApproxEqual / AssertEqual of base/math-utils.h taking an element
+// proxy on either side (each read is a transfer); same tolerance rule and default (0.001) ----
+template <typename Real, typename B, typename = std::enable_if_t<std::is_arithmetic<B>::value>>
+bool ApproxEqual(const CuValue<Real>& a, B b, double relative_tolerance = 0.001) {
+  return ApproxEqual(static_cast<Real>(a), b, relative_tolerance);
+}
+template <typename A, typename Real, typename = std::enable_if_t<std::is_arithmetic<A>::value>>
+bool ApproxEqual(A a, const CuValue<Real>& b, double relative_tolerance = 0.001) {
+  return ApproxEqual(a, static_cast<Real>(b), relative_tolerance);
+}
+template <typename Real, typename OtherReal>
+bool ApproxEqual(const CuValue<Real>& a, const CuValue<OtherReal>& b,
+                 double relative_tolerance = 0.001) {
+  return ApproxEqual(static_cast<Real>(a), static_cast<OtherReal>(b), relative_tolerance);
+}
+// Throw cuctx::Error naming both values and the tolerance unless ApproxEqual.
+template <typename Real, typename B, typename = std::enable_if_t<std::is_arithmetic<B>::value>>
+void AssertEqual(const CuValue<Real>& a, B b, double relative_tolerance = 0.001) {
+  AssertEqual(static_cast<Real>(a), b, relative_tolerance);
+}
+template <typename A, typename Real, typename = std::enable_if_t<std::is_arithmetic<A>::value>>
+void AssertEqual(A a, const CuValue<Real>& b, double relative_tolerance = 0.001) {
+  AssertEqual(a, static_cast<Real>(b), relative_tolerance);
+}
+template <typename Real, typename OtherReal>
+void AssertEqual(const CuValue<Real>& a, const CuValue<OtherReal>& b,
+                 double relative_tolerance = 0.001) {
+  AssertEqual(static_cast<Real>(a), static_cast<OtherReal>(b), relative_tolerance);
+}
+// ---- end of Kaldi parity ----
 
 }  // namespace cuctx
 

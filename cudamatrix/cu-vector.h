@@ -261,6 +261,9 @@ class CuSubVector : public CuVectorBase<Real> {
   // A view of `length` elements at data (device memory in GPU mode).
   CuSubVector(const Real* data, MatrixIndexT length)
       : CuVectorBase<Real>(const_cast<Real*>(data), length) {}
+  // Row `row` of matrix (Kaldi parity; as matrix.Row(row)). Throws cuctx::Error if row is outside
+  // [0, matrix.NumRows()). Defined in cu-host-conversions.cc.
+  CuSubVector(const CuMatrixBase<Real>& matrix, MatrixIndexT row);
   CuSubVector(const CuSubVector<Real>& other) = default;
   CuSubVector<Real>& operator=(const CuSubVector<Real>&) = delete;
 };
@@ -268,6 +271,10 @@ class CuSubVector : public CuVectorBase<Real> {
 // True when ||a - b|| <= tol * ||a||, as for Vector.
 template <typename Real>
 bool ApproxEqual(const CuVectorBase<Real>& a, const CuVectorBase<Real>& b, float tol = 0.01);
+// Throws cuctx::Error (naming the dimension and tolerance) unless ApproxEqual(a, b, tol). Kaldi
+// parity; defined in cu-parity.cc.
+template <typename Real>
+void AssertEqual(const CuVectorBase<Real>& a, const CuVectorBase<Real>& b, float tol = 0.01);
 
 // Prints the vector (through a host copy) in the Kaldi text format.
 template <typename Real>

@@ -43,3 +43,12 @@ cudamatrix_TESTS += cu-rand-test.cc cu-matrix-solve-test.cc cu-sp-matrix-test.cc
 cudamatrix_SRCS  += cu-sparse-matrix.cc
 cudamatrix_CU    += cu-kernels-sparse.cu
 cudamatrix_TESTS += cu-sparse-matrix-test.cc
+
+# health-check family
+cudamatrix_SRCS  += cu-nvml.cc cu-health.cc
+cudamatrix_CU    += cu-kernels-health.cu
+cudamatrix_TESTS += cu-health-test.cc
+
+# Kaldi-parity family: matrix/ <-> Cu conversions and small API helpers
+cudamatrix_SRCS  += cu-host-conversions.cc cu-parity.cc
+cudamatrix_TESTS += cu-host-conversions-test.cc cu-parity-test.cc

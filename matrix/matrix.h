@@ -36,6 +36,12 @@
 namespace cuctx {
 
 class CompressedMatrix;  // matrix/compressed-matrix.h
+// ---- GPU-layer conversions (Kaldi parity) ----
+// Forward declaration only: the members below that take a CuMatrixBase are defined in
+// cudamatrix/cu-host-conversions.cc (float/double for both Real and OtherReal), so this header and
+// libcuctx-matrix stay usable without the cudamatrix library; using them needs it at link time.
+template <typename Real>
+class CuMatrixBase;
 
 // The storage and shape of a matrix that this object does not own. Derived classes decide
 // ownership: Matrix allocates and frees, SubMatrix views memory owned elsewhere. A MatrixBase never
@@ -120,6 +126,12 @@ class MatrixBase {
   void CopyFromSp(const SpMatrix<OtherReal>& M);
   template <typename OtherReal>
   void CopyFromTp(const TpMatrix<OtherReal>& M, MatrixTransposeType trans = kNoTrans);
+  // ---- from the GPU layer (defined in cudamatrix/cu-host-conversions.cc) ----
+  // *this = M or M^T (either precision), read back from the device (waits for the copy). Shapes
+  // must match after the transpose, else throws cuctx::Error naming both.
+  template <typename OtherReal>
+  void CopyFromMat(const CuMatrixBase<OtherReal>& M, MatrixTransposeType trans = kNoTrans);
+  // ---- end of GPU-layer conversions ----
   // M = *this (the reverse of CopyFromMat, for symmetry with CuMatrixBase).
   template <typename OtherReal>
   void CopyToMat(MatrixBase<OtherReal>* M, MatrixTransposeType trans = kNoTrans) const;
@@ -532,6 +544,10 @@ class Matrix : public MatrixBase<Real> {
   explicit Matrix(const MatrixBase<Real>& M, MatrixTransposeType trans = kNoTrans);
   template <typename OtherReal>
   explicit Matrix(const MatrixBase<OtherReal>& M, MatrixTransposeType trans = kNoTrans);
+  // A copy of the GPU matrix M or M^T (either precision); waits for the copy. Defined in
+  // cudamatrix/cu-host-conversions.cc (link against the cudamatrix library to use it).
+  template <typename OtherReal>
+  explicit Matrix(const CuMatrixBase<OtherReal>& M, MatrixTransposeType trans = kNoTrans);
   // The full matrix of a packed symmetric or triangular matrix (matrix/packed-convert.cc).
   explicit Matrix(const SpMatrix<Real>& M);
   explicit Matrix(const TpMatrix<Real>& M, MatrixTransposeType trans = kNoTrans);

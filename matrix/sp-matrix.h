@@ -27,6 +27,7 @@ template <typename Real>
 class VectorBase;
 template <typename Real>
 class TpMatrix;
+class CuSpMatrix;  // GPU-layer conversion below (cudamatrix/cu-host-conversions.cc)
 
 // A symmetric n x n matrix; owns its n(n+1)/2 elements. Not thread-safe for concurrent
 // modification; const methods may run concurrently. Misuse (size mismatch, bad index, singular or
@@ -48,6 +49,9 @@ class SpMatrix : public PackedMatrix<Real> {
   explicit SpMatrix(const MatrixBase<Real>& M, SpCopyType copy_type = kTakeMean) {
     CopyFromMat(M, copy_type);
   }
+
+  // A copy of the GPU matrix cu (waits for the copy). Defined in cudamatrix/cu-host-conversions.cc.
+  explicit SpMatrix(const CuSpMatrix<Real>& cu);
 
   // Element (r, c) of the full symmetric matrix (either triangle; (r, c) and (c, r) are the same
   // storage). Throws if an index is out of range.

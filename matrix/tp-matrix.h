@@ -19,6 +19,8 @@ template <typename Real>
 class MatrixBase;
 template <typename Real>
 class SpMatrix;
+template <typename Real>
+class CuTpMatrix;  // GPU-layer conversion below (cudamatrix/cu-host-conversions.cc)
 
 // A lower-triangular n x n matrix; owns its n(n+1)/2 elements. Not thread-safe for concurrent
 // modification; const methods may run concurrently. Misuse throws cuctx::Error.
@@ -39,6 +41,9 @@ class TpMatrix : public PackedMatrix<Real> {
   explicit TpMatrix(const MatrixBase<Real>& M, MatrixTransposeType trans = kNoTrans) {
     CopyFromMat(M, trans);
   }
+
+  // A copy of the GPU matrix cu (waits for the copy). Defined in cudamatrix/cu-host-conversions.cc.
+  explicit TpMatrix(const CuTpMatrix<Real>& cu);
 
   // Element (r, c); 0 above the diagonal. Throws if an index is out of range.
   Real operator()(MatrixIndexT r, MatrixIndexT c) const {

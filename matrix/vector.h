@@ -44,6 +44,10 @@ template <typename Real>
 class SparseMatrix;  // matrix/sparse-matrix.h (other owner)
 template <typename Real>
 class PackedMatrix;  // matrix/packed-matrix.h
+// GPU-layer conversions (Kaldi parity): declared here, defined in
+// cudamatrix/cu-host-conversions.cc, so this header needs no cudamatrix include.
+template <typename Real>
+class CuVectorBase;
 
 // A contiguous run of Dim() elements that this object does not own. The derived classes decide
 // ownership: Vector allocates (16-byte aligned) and frees, SubVector only points into memory owned
@@ -81,6 +85,10 @@ class VectorBase {
   // the same storage is not allowed; v == *this is a no-op.
   template <typename OtherReal>
   void CopyFromVec(const VectorBase<OtherReal>& v);
+  // Copies the GPU vector v (either precision), waiting for the copy; throws unless v.Dim() ==
+  // Dim(). Defined in cudamatrix/cu-host-conversions.cc.
+  template <typename OtherReal>
+  void CopyFromVec(const CuVectorBase<OtherReal>& v);
   // Copies v into *this (the reverse of CopyFromVec, for symmetry with CuVectorBase).
   template <typename OtherReal>
   void CopyToVec(VectorBase<OtherReal>* v) const;
@@ -256,6 +264,10 @@ class Vector : public VectorBase<Real> {
   explicit Vector(const VectorBase<Real>& v);
   template <typename OtherReal>
   explicit Vector(const VectorBase<OtherReal>& v);
+  // A copy of the GPU vector v (either precision); waits for the copy. Defined in
+  // cudamatrix/cu-host-conversions.cc.
+  template <typename OtherReal>
+  explicit Vector(const CuVectorBase<OtherReal>& v);
   ~Vector();
 
   // Deep copy; resizes *this to v's dimension.
