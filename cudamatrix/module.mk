@@ -50,3 +50,8 @@ cudamatrix_TESTS += cu-sparse-matrix-test.cc
 cudamatrix_SRCS  += cu-nvml.cc cu-health.cc
 cudamatrix_CU    += cu-kernels-health.cu
 cudamatrix_TESTS += cu-health-test.cc
+
+# LSTM nonlinearity, element selection and triangular vector products
+cudamatrix_SRCS  += cu-math-lstm.cc cu-vector-packed.cc
+cudamatrix_CU    += cu-kernels-lstm.cu cu-kernels-vector-packed.cu
+cudamatrix_TESTS += cu-math-lstm-test.cc cu-vector-packed-test.cc

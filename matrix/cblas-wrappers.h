@@ -99,6 +99,19 @@ inline void cblas_Xscal(MatrixIndexT n, double alpha, double* x, MatrixIndexT in
   cblas_dscal(n, alpha, x, incx);
 }
 
+// ---- packed triangular product (matrix/vector-packed.cc) ----------------------------------
+// x = op(T) x for the n x n lower-triangular T stored packed row by row (row-major CblasLower,
+// the layout of TpMatrix).
+inline void cblas_Xtpmv(MatrixTransposeType ta, MatrixIndexT n, const float* tp, float* x,
+                        MatrixIndexT incx) {
+  cblas_stpmv(CblasRowMajor, CblasLower, ToCblas(ta), CblasNonUnit, n, tp, x, incx);
+}
+inline void cblas_Xtpmv(MatrixTransposeType ta, MatrixIndexT n, const double* tp, double* x,
+                        MatrixIndexT incx) {
+  cblas_dtpmv(CblasRowMajor, CblasLower, ToCblas(ta), CblasNonUnit, n, tp, x, incx);
+}
+// ---- end of packed triangular product ---------------------------------------------------------
+
 }  // namespace cuctx
 
 #endif  // CUCTX_MATRIX_CBLAS_WRAPPERS_H_

@@ -6,3 +6,5 @@ matrix_TESTS := matrix-test.cc matrix-elementwise-test.cc matrix-nnet-test.cc ma
                 matrix-io-test.cc vector-test.cc compressed-matrix-test.cc packed-matrix-test.cc \
                 packed-convert-test.cc sparse-matrix-test.cc
 matrix_DEPS  := base
+# packed triangular vector products (VectorBase::MulTp, AddTpVec)
+matrix_SRCS  += vector-packed.cc
