@@ -15,6 +15,7 @@
 #include "cudamatrix/cu-array.h"
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-math.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-sparse-matrix.h"
 #include "cudamatrix/cu-vector.h"
@@ -380,6 +381,55 @@ void SparseBench(MatrixIndexT n, double density, double budget, Table* table) {
               t_dense * 1e3, t_dense / t_msm, ""});
 }
 
+// ---- lstm family: cu::ComputeLstmNonlinearity / cu::BackpropLstmNonlinearity ----------------
+// rows x C cells (input rows x 5C) against a cudaMemcpy D2D of the input matrix measured here.
+// Bytes per call are the per-row matrices each pass must read and write: forward reads the input
+// (5C) and writes the output (2C); backward reads the input and output_deriv (2C) and writes
+// input_deriv (5C); the 3 x C and 5 x C operands are left out (under 0.1% at these sizes).
+template <typename Real>
+void LstmBench(MatrixIndexT rows, MatrixIndexT cells, double budget, Table* table) {
+  CuMatrix<Real> input(rows, 5 * cells, kUndefined), copy(rows, 5 * cells, kUndefined);
+  input.Set(0.25);
+  CuMatrix<Real> params(3, cells), output(rows, 2 * cells, kUndefined),
+      output_deriv(rows, 2 * cells, kUndefined), input_deriv(rows, 5 * cells, kUndefined),
+      params_deriv(3, cells), self_repair_sum(5, cells);
+  params.Set(0.5);
+  output_deriv.Set(0.125);
+  CuMatrix<double> deriv_sum(5, cells), value_sum(5, cells);
+  CuVector<Real> config(10);
+  config.Set(0.05);
+  const size_t span = input.SizeInBytes();
+  const double t_d2d = TimeCalls(
+      [&] {
+        CUCTX_CUDA_CHECK(cudaMemcpyAsync(copy.Data(), input.Data(), span, cudaMemcpyDeviceToDevice,
+                                         cudaStreamPerThread));
+      },
+      budget);
+  const double d2d_gbps = 2.0 * static_cast<double>(span) / t_d2d / 1e9;
+  std::ostringstream os;
+  os << PrecisionName<Real>() << " " << rows << "x" << cells;
+  const std::string shape = os.str();
+  table->Add(
+      {"baseline", shape + " (input)", "GB/s", d2d_gbps, "cudaMemcpy D2D", d2d_gbps, 1.0, ""});
+  const double row_bytes = static_cast<double>(rows) * cells * sizeof(Real);
+  const double t_fwd =
+      TimeCalls([&] { cu::ComputeLstmNonlinearity(input, params, &output); }, budget);
+  const double fwd_gbps = 7 * row_bytes / t_fwd / 1e9;
+  table->Add({"lstm", "LstmForward " + shape, "GB/s", fwd_gbps, "cudaMemcpy D2D", d2d_gbps,
+              fwd_gbps / d2d_gbps, ""});
+  const double t_bwd = TimeCalls(
+      [&] {
+        cu::BackpropLstmNonlinearity(input, params, output_deriv, deriv_sum, config, 1000.0,
+                                     &input_deriv, &params_deriv, &value_sum, &deriv_sum,
+                                     &self_repair_sum);
+      },
+      budget);
+  const double bwd_gbps = 12 * row_bytes / t_bwd / 1e9;
+  table->Add({"lstm", "LstmBackprop " + shape, "GB/s", bwd_gbps, "cudaMemcpy D2D", d2d_gbps,
+              bwd_gbps / d2d_gbps, ""});
+}
+// ---- end of lstm family ---------------------------------------------------------------------
+
 // "1024,4096" -> "1024x1024,4096x4096" (so ParseShapes checks the items).
 std::string SquareShapes(const std::string& sizes) {
   std::stringstream in(sizes), out;
@@ -430,8 +480,8 @@ int main(int argc, char* argv[]) {
   po.Register("shapes", &shapes_text, "matrix shapes ROWSxCOLS, comma-separated");
   po.Register("precision", &precision, "float, double or both");
   po.Register("only", &only,
-              "run one family: copy, elementwise, reduce, softmax, gather, blas, host, solver or "
-              "sparse (default all)");
+              "run one family: copy, elementwise, reduce, softmax, gather, blas, host, solver, "
+              "sparse or lstm (default all)");
   po.Register("budget", &budget, "seconds of GPU time per case (about)");
   po.Register("csv", &csv, "print the final table as CSV");
   po.Register("solver-sizes", &solver_sizes,
@@ -447,11 +497,12 @@ int main(int argc, char* argv[]) {
     shapes = ParseShapes(shapes_text);
     if (precision != "float" && precision != "double" && precision != "both")
       CUCTX_ERR << "--precision must be float, double or both, got '" << precision << "'";
-    const std::vector<std::string> families = {"",       "copy", "elementwise", "reduce", "softmax",
-                                               "gather", "blas", "host",        "solver", "sparse"};
+    const std::vector<std::string> families = {"",        "copy",   "elementwise", "reduce",
+                                               "softmax", "gather", "blas",        "host",
+                                               "solver",  "sparse", "lstm"};
     if (std::find(families.begin(), families.end(), only) == families.end())
-      CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, gather, blas, host, solver "
-                   "or sparse, "
+      CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, gather, blas, host, solver, "
+                   "sparse or lstm, "
                 << "got '" << only << "'";
     ParseShapes(SquareShapes(solver_sizes));
     if (!(budget > 0 && budget <= 10)) CUCTX_ERR << "--budget must be in (0, 10], got " << budget;
@@ -476,7 +527,7 @@ int main(int argc, char* argv[]) {
                 p.major, p.minor, p.multiprocessors, p.driver_version, p.runtime_version);
     Table table;
     for (const auto& s : shapes) {
-      if (only == "solver" || only == "sparse") break;
+      if (only == "solver" || only == "sparse" || only == "lstm") break;
       if (precision != "double") MatrixBench<float>(s.first, s.second, budget, &table).Run(only);
       if (precision != "float") MatrixBench<double>(s.first, s.second, budget, &table).Run(only);
     }
@@ -490,6 +541,12 @@ int main(int argc, char* argv[]) {
       for (double density : {0.01, 0.1}) {
         if (precision != "double") SparseBench<float>(4096, density, budget, &table);
         if (precision != "float") SparseBench<double>(4096, density, budget, &table);
+      }
+    }
+    if (only.empty() || only == "lstm") {
+      for (MatrixIndexT rows : {2048, 16384}) {
+        if (precision != "double") LstmBench<float>(rows, 1024, budget, &table);
+        if (precision != "float") LstmBench<double>(rows, 1024, budget, &table);
       }
     }
     table.Print(csv);

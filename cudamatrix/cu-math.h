@@ -78,6 +78,68 @@ template <typename Real>
 void DiffNormalizePerRow(const CuMatrixBase<Real>& in_value, const CuMatrixBase<Real>& out_deriv,
                          Real target_rms, bool add_log_stddev, CuMatrixBase<Real>* in_deriv);
 
+// ---- LSTM nonlinearity (cu-math-lstm.cc) ------------------------------------------------------
+// The cell nonlinearity of Kaldi's LstmNonlinearityComponent, forward and backward.
+//
+// Shapes: N rows, C cells. `input` is N x 5C, the blocks (i_part, f_part, c_part, o_part, c_prev)
+// of C columns each, or N x (5C + 3) whose last three columns are per-row dropout scales
+// (i_scale, f_scale, o_scale; 1 without them). `params` is 3 x C: the diagonal peephole weights
+// w_ic, w_fc, w_oc. Per element (row r, cell c), with sigma the logistic function:
+//   i_t = sigma(i_part + w_ic c_prev)        f_t = sigma(f_part + w_fc c_prev)
+//   c_t = f_scale f_t c_prev + i_scale i_t tanh(c_part)
+//   o_t = sigma(o_part + w_oc c_t)           m_t = o_scale o_t tanh(c_t)
+// Misuse (a width that is neither 5C nor 5C + 3, any other shape mismatch, a forbidden overlap, a
+// NULL where one is not allowed) throws cuctx::Error naming the argument, in both modes. GPU: one
+// thread per (row, cell) element, 32 cells of a row per warp; asynchronous on this thread's
+// stream. The Cpu* forms run the host loops whatever the mode (the reference the tests use).
+
+// *output (N x 2C) = (c_t, m_t). output must not overlap input or params.
+template <typename Real>
+void ComputeLstmNonlinearity(const CuMatrixBase<Real>& input, const CuMatrixBase<Real>& params,
+                             CuMatrixBase<Real>* output);
+template <typename Real>
+void CpuComputeLstmNonlinearity(const MatrixBase<Real>& input, const MatrixBase<Real>& params,
+                                MatrixBase<Real>* output);
+
+// The backward pass of ComputeLstmNonlinearity, with Kaldi's self-repair and statistics.
+// output_deriv (N x 2C) is dF/d(c_t, m_t). deriv_sum_in (5 x C) holds the running sums of the
+// derivatives of the five nonlinearities, in the order (i_t, f_t, tanh(c_part), o_t, tanh(c_t)),
+// over count_in rows. self_repair_config has 10 entries: thresholds t_0..t_4, then scales s_0..s_4.
+// Self-repair of nonlinearity k is on for cell c when deriv_sum_in(k, c) / (1 + count_in) < t_k;
+// it then subtracts s_k (2 y - 1) for a sigmoid output y, or s_k y for a tanh output y, from the
+// derivative w.r.t. that nonlinearity's input, on every row.
+// Outputs (each optional as stated; pass nullptr to skip):
+//   input_deriv (N x input width) is *written* with dF/d(input) plus the self-repair terms; the
+//     three dropout columns, if any, are left unchanged. May be `input` itself (same data and
+//     stride); otherwise must not overlap any input.
+//   params_deriv (3 x C) is *written* with dF/d(params) (the self-repair terms included).
+//   value_sum_out (5 x C) gets the sums over the rows of the five nonlinearity values *added*.
+//   deriv_sum_out (5 x C) gets the sums of their derivatives (y (1 - y), or 1 - y^2) *added*; it
+//     may be deriv_sum_in itself.
+//   self_repair_sum_out (5 x C) is *written*: N where self-repair of (k, c) was on, else 0.
+// params_deriv, value_sum_out, deriv_sum_out and self_repair_sum_out are all nullptr or all set.
+// GPU: one kernel over the rows whose blocks reduce their column sums in shared memory, then (with
+// the sums) one small kernel adding the blocks' partials in a fixed order (deterministic).
+template <typename Real>
+void BackpropLstmNonlinearity(const CuMatrixBase<Real>& input, const CuMatrixBase<Real>& params,
+                              const CuMatrixBase<Real>& output_deriv,
+                              const CuMatrixBase<double>& deriv_sum_in,
+                              const CuVectorBase<Real>& self_repair_config, double count_in,
+                              CuMatrixBase<Real>* input_deriv, CuMatrixBase<Real>* params_deriv,
+                              CuMatrixBase<double>* value_sum_out,
+                              CuMatrixBase<double>* deriv_sum_out,
+                              CuMatrixBase<Real>* self_repair_sum_out);
+template <typename Real>
+void CpuBackpropLstmNonlinearity(const MatrixBase<Real>& input, const MatrixBase<Real>& params,
+                                 const MatrixBase<Real>& output_deriv,
+                                 const MatrixBase<double>& deriv_sum_in,
+                                 const VectorBase<Real>& self_repair_config, double count_in,
+                                 MatrixBase<Real>* input_deriv, MatrixBase<Real>* params_deriv,
+                                 MatrixBase<double>* value_sum_out,
+                                 MatrixBase<double>* deriv_sum_out,
+                                 MatrixBase<Real>* self_repair_sum_out);
+// ---- end of LSTM nonlinearity -----------------------------------------------------------------
+
 }  // namespace cu
 }  // namespace cuctx
 

@@ -23,6 +23,10 @@ template <typename Real>
 class CuPackedMatrix;  // CopyDiagFromPacked source (cudamatrix/cu-packed-matrix.h)
 template <typename Real>
 class CuSpMatrix;  // AddSpVec operand (cudamatrix/cu-sp-matrix.h)
+template <typename Real>
+class CuTpMatrix;  // AddTpVec / MulTp operand (cudamatrix/cu-tp-matrix.h)
+template <typename T>
+class CuArrayBase;  // CopyElements indices (cudamatrix/cu-array.h)
 
 // A contiguous vector of Dim() elements of Real (float or double).
 //
@@ -181,6 +185,25 @@ class CuVectorBase {
   // this = the diagonal of M (Dim() == M.NumRows()). One kernel on the GPU.
   void CopyDiagFromPacked(const CuPackedMatrix<Real>& M);
   // ---- end of random fills and packed products --------------------------------------------------
+
+  // ---- element selection and triangular products (cu-vector-packed.cc) ------------------------
+  // this(i) = mat(i, elements[i]) (trans == kNoTrans; Dim() == mat.NumRows()) or
+  // mat(elements[i], i) (kTrans; Dim() == mat.NumCols()); elements.Dim() == Dim(). Throws on a
+  // size mismatch. The indices are checked only in CPU mode (an entry outside mat throws there,
+  // before anything is written); in GPU mode such an element is left unchanged. mat must not
+  // overlap this vector. One kernel on the GPU.
+  void CopyElements(const CuMatrixBase<Real>& mat, MatrixTransposeType trans,
+                    const CuArrayBase<int32>& elements);
+  // this = beta * this + alpha * op(M) v for the lower-triangular M (M.NumRows() == v.Dim() ==
+  // Dim(), else throws); v may be this vector itself (otherwise it must not overlap it). With
+  // beta == 0 the old contents are not read. GPU: cuBLAS tpmv on a copy of v, then one axpby.
+  void AddTpVec(Real alpha, const CuTpMatrix<Real>& M, MatrixTransposeType trans,
+                const CuVectorBase<Real>& v, Real beta);
+  // this = op(M) this for the lower-triangular M (M.NumRows() == Dim(), else throws). (Kaldi's
+  // comment says "*this <-- *this * M"; what it computes, as here, is op(M) times the vector.)
+  // GPU: cuBLAS tpmv in place.
+  void MulTp(const CuTpMatrix<Real>& M, MatrixTransposeType trans);
+  // ---- end of element selection and triangular products --------------------------------------
 
  protected:
   CuVectorBase() = default;

@@ -44,11 +44,10 @@ cudamatrix_SRCS  += cu-sparse-matrix.cc
 cudamatrix_CU    += cu-kernels-sparse.cu
 cudamatrix_TESTS += cu-sparse-matrix-test.cc
 
-# health-check family
-cudamatrix_SRCS  += cu-nvml.cc cu-health.cc
-cudamatrix_CU    += cu-kernels-health.cu
-cudamatrix_TESTS += cu-health-test.cc
-
 # Kaldi-parity family: matrix/ <-> Cu conversions and small API helpers
 cudamatrix_SRCS  += cu-host-conversions.cc cu-parity.cc
 cudamatrix_TESTS += cu-host-conversions-test.cc cu-parity-test.cc
+# LSTM nonlinearity, element selection and triangular vector products
+cudamatrix_SRCS  += cu-math-lstm.cc cu-vector-packed.cc
+cudamatrix_CU    += cu-kernels-lstm.cu cu-kernels-vector-packed.cu
+cudamatrix_TESTS += cu-math-lstm-test.cc cu-vector-packed-test.cc

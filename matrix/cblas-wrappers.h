@@ -110,6 +110,18 @@ inline void cblas_Xspmv(MatrixIndexT n, double alpha, const double* ap, const do
                         MatrixIndexT incx, double beta, double* y, MatrixIndexT incy) {
   cblas_dspmv(CblasRowMajor, CblasLower, n, alpha, ap, x, incx, beta, y, incy);
 }
+// ---- packed triangular product (matrix/vector-packed.cc) ----------------------------------
+// x = op(T) x for the n x n lower-triangular T stored packed row by row (row-major CblasLower,
+// the layout of TpMatrix).
+inline void cblas_Xtpmv(MatrixTransposeType ta, MatrixIndexT n, const float* tp, float* x,
+                        MatrixIndexT incx) {
+  cblas_stpmv(CblasRowMajor, CblasLower, ToCblas(ta), CblasNonUnit, n, tp, x, incx);
+}
+inline void cblas_Xtpmv(MatrixTransposeType ta, MatrixIndexT n, const double* tp, double* x,
+                        MatrixIndexT incx) {
+  cblas_dtpmv(CblasRowMajor, CblasLower, ToCblas(ta), CblasNonUnit, n, tp, x, incx);
+}
+// ---- end of packed triangular product ---------------------------------------------------------
 
 }  // namespace cuctx
 

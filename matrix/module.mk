@@ -20,3 +20,5 @@ matrix_TESTS += matrix-extra-test.cc matrix-sparse-ops-test.cc matrix-packed-ops
                 sp-matrix-ops-test.cc vector-extra-test.cc
 matrix_TESTS += matrix-lapack-test.cc sp-matrix-eig-test.cc sp-matrix-solve-test.cc \
                 matrix-functions-pca-test.cc
+# packed triangular vector products (VectorBase::MulTp, AddTpVec)
+matrix_SRCS  += vector-packed.cc

@@ -185,6 +185,19 @@ class VectorBase {
   void AddDiagMatMat(Real alpha, const MatrixBase<Real>& M, MatrixTransposeType transM,
                      const MatrixBase<Real>& N, MatrixTransposeType transN, Real beta = 1.0);
 
+  // ---- packed triangular products (matrix/vector-packed.cc) ------------------------------------
+
+  // *this = op(M) *this for the lower-triangular M (M.NumRows() == Dim(), else throws); op(M) is
+  // M^T with trans == kTrans. (Kaldi's comment reads "*this <-- *this * M"; the product it
+  // computes, and this one, is op(M) times the vector.) CBLAS tpmv.
+  void MulTp(const TpMatrix<Real>& M, MatrixTransposeType trans);
+  // *this = beta * *this + alpha * op(M) v for the lower-triangular M (M.NumRows() == v.Dim() ==
+  // Dim(), else throws). v may be *this. With beta == 0 the old contents are not read (a NaN there
+  // does not propagate), as in Kaldi.
+  void AddTpVec(Real alpha, const TpMatrix<Real>& M, MatrixTransposeType trans,
+                const VectorBase<Real>& v, Real beta);
+  // ---- end of packed triangular products ------------------------------------------------------
+
   // ---- reductions -------------------------------------------------------------------------------
 
   // Sum of the elements (0 when empty).

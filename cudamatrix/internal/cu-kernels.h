@@ -582,6 +582,65 @@ void LaunchCsrTraceTerms(int32_t rows, const int32_t* d_offsets, const int32_t* 
                          double* d_prod, CuStream stream);
 // ---- end of sparse family -----------------------------------------------------------------------
 
+// ---- element selection (cu-kernels-vector-packed.cu) --------------------------------------------
+// dst[i] = mat(i, d_elements[i]) (trans false) or mat(d_elements[i], i) (trans true) for i < n;
+// an index outside mat leaves dst[i] unchanged (the host checks indices only in CPU mode).
+void LaunchCopyElements(MatrixDim mat_dim, const float* mat, bool trans, const int32_t* d_elements,
+                        int32_t n, float* dst, CuStream stream);
+void LaunchCopyElements(MatrixDim mat_dim, const double* mat, bool trans, const int32_t* d_elements,
+                        int32_t n, double* dst, CuStream stream);
+// ---- end of element selection -------------------------------------------------------------------
+
+// ---- LSTM nonlinearity family (cu-kernels-lstm.cu) ----------------------------------------------
+// The equations are those of cu::ComputeLstmNonlinearity / cu::BackpropLstmNonlinearity
+// (cudamatrix/cu-math.h). C = cell_dim; the input has 5C columns, plus 3 dropout-mask columns when
+// `dropout`. One thread per (row, cell) element, 32 cells of one row per warp (coalesced).
+
+// output (rows x 2C) = (c_t, m_t) of input (rows x 5C[+3]) and params (3 x C).
+void LaunchLstmForward(int32_t rows, int32_t cell_dim, bool dropout, const float* input,
+                       int32_t input_stride, const float* params, int32_t params_stride,
+                       float* output, int32_t output_stride, CuStream stream);
+void LaunchLstmForward(int32_t rows, int32_t cell_dim, bool dropout, const double* input,
+                       int32_t input_stride, const double* params, int32_t params_stride,
+                       double* output, int32_t output_stride, CuStream stream);
+
+// The operands of the backward pass (strides in elements). input_deriv may be nullptr (not
+// written); params_deriv == nullptr means none of the column sums is wanted, and then the three
+// other sum outputs are nullptr too. count is 1 + count_in (rounded to Real as the CPU path does).
+template <typename Real>
+struct LstmBackpropArgs {
+  int32_t rows, cell_dim;
+  bool dropout;
+  const Real* input;
+  int32_t input_stride;
+  const Real* params;
+  int32_t params_stride;
+  const Real* output_deriv;
+  int32_t output_deriv_stride;
+  const double* deriv_sum_in;
+  int32_t deriv_sum_in_stride;
+  const Real* self_repair_config;  // 10 entries: 5 thresholds, then 5 scales
+  double count;
+  Real* input_deriv;
+  int32_t input_deriv_stride;
+  Real* params_deriv;
+  int32_t params_deriv_stride;
+  double* value_sum_out;
+  int32_t value_sum_out_stride;
+  double* deriv_sum_out;
+  int32_t deriv_sum_out_stride;
+  Real* self_repair_sum_out;
+  int32_t self_repair_sum_out_stride;
+};
+// Device scratch the backward pass needs for its column sums (0 when params_deriv is nullptr).
+size_t LstmBackpropWorkspaceBytes(int32_t rows, int32_t cell_dim, bool want_sums);
+// The backward pass: one kernel over the rows (each block reduces its rows' column sums in shared
+// memory into d_work), then, when sums are wanted, one kernel per column that adds the blocks'
+// partials in a fixed order (deterministic) and writes / adds the 5 x C and 3 x C outputs.
+void LaunchLstmBackprop(const LstmBackpropArgs<float>& args, void* d_work, CuStream stream);
+void LaunchLstmBackprop(const LstmBackpropArgs<double>& args, void* d_work, CuStream stream);
+// ---- end of LSTM nonlinearity family ------------------------------------------------------------
+
 }  // namespace cuctx
 
 #endif  // CUCTX_CUDAMATRIX_INTERNAL_CU_KERNELS_H_
