@@ -2,9 +2,6 @@
 matrix_SRCS  := matrix.cc matrix-elementwise.cc matrix-nnet.cc matrix-blas.cc matrix-io.cc \
                 vector.cc compressed-matrix.cc packed-matrix.cc sp-matrix.cc tp-matrix.cc \
                 packed-convert.cc sparse-matrix.cc
-# LAPACK family (lapack-wrappers.h): SVD/Eig/LogDet/Power, symmetric eigen routines, quadratic
-# solvers, PCA.
-matrix_SRCS  += matrix-lapack.cc sp-matrix-eig.cc sp-matrix-solve.cc matrix-functions-pca.cc
 matrix_TESTS := matrix-test.cc matrix-elementwise-test.cc matrix-nnet-test.cc matrix-blas-test.cc \
                 matrix-io-test.cc vector-test.cc compressed-matrix-test.cc packed-matrix-test.cc \
                 packed-convert-test.cc sparse-matrix-test.cc
@@ -18,7 +15,10 @@ matrix_SRCS  += matrix-extra.cc matrix-sparse-ops.cc matrix-packed-ops.cc sp-mat
                 vector-extra.cc
 matrix_TESTS += matrix-extra-test.cc matrix-sparse-ops-test.cc matrix-packed-ops-test.cc \
                 sp-matrix-ops-test.cc vector-extra-test.cc
-matrix_TESTS += matrix-lapack-test.cc sp-matrix-eig-test.cc sp-matrix-solve-test.cc \
-                matrix-functions-pca-test.cc
 # packed triangular vector products (VectorBase::MulTp, AddTpVec)
 matrix_SRCS  += vector-packed.cc
+# LAPACK family (lapack-wrappers.h): SVD/Eig/LogDet/Power, symmetric eigen routines, quadratic
+# solvers, PCA.
+matrix_SRCS  += matrix-lapack.cc sp-matrix-eig.cc sp-matrix-solve.cc matrix-functions-pca.cc
+matrix_TESTS += matrix-lapack-test.cc sp-matrix-eig-test.cc sp-matrix-solve-test.cc \
+                matrix-functions-pca-test.cc
