@@ -91,11 +91,6 @@ class CuSpMatrix : public CuPackedMatrix<Real> {
   // this += alpha * S; sizes must match (throws otherwise). S may be this matrix.
   void AddSp(Real alpha, const CuSpMatrix<Real>& S);
 
-  // ---- norm (cu-vector-packed.cc) ----
-  // sqrt(tr(A A)), the Frobenius norm of the full symmetric matrix (each off-diagonal element
-  // counted twice), through TraceSpSp. Waits for the result.
-  Real FrobeniusNorm() const;
-  // ---- end of norm ----
 
   template <typename R>
   friend R TraceSpSp(const CuSpMatrix<R>& A, const CuSpMatrix<R>& B);

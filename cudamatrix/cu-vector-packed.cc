@@ -1,6 +1,5 @@
 // cudamatrix/cu-vector-packed.cc: CuVectorBase::CopyElements, the triangular products AddTpVec and
-// MulTp (cuBLAS tpmv on the GPU, VectorBase::MulTp / AddTpVec on the CPU), and
-// CuSpMatrix::FrobeniusNorm.
+// MulTp (cuBLAS tpmv on the GPU, VectorBase::MulTp / AddTpVec on the CPU).
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
 #include "cudamatrix/cu-array.h"
@@ -121,18 +120,12 @@ void CuVectorBase<Real>::AddTpVec(Real alpha, const CuTpMatrix<Real>& M, MatrixT
   CpuView().AddTpVec(alpha, HostTp(M), trans, HostView(v), beta);
 }
 
-template <typename Real>
-Real CuSpMatrix<Real>::FrobeniusNorm() const {
-  return std::sqrt(TraceSpSp(*this, *this));
-}
-
 #define CUCTX_INSTANTIATE_CU_VECTOR_PACKED_(R)                                             \
   template void CuVectorBase<R>::CopyElements(const CuMatrixBase<R>&, MatrixTransposeType, \
                                               const CuArrayBase<int32>&);                  \
   template void CuVectorBase<R>::MulTp(const CuTpMatrix<R>&, MatrixTransposeType);         \
   template void CuVectorBase<R>::AddTpVec(R, const CuTpMatrix<R>&, MatrixTransposeType,    \
-                                          const CuVectorBase<R>&, R);                      \
-  template R CuSpMatrix<R>::FrobeniusNorm() const;
+                                          const CuVectorBase<R>&, R);
 
 CUCTX_INSTANTIATE_CU_VECTOR_PACKED_(float)
 CUCTX_INSTANTIATE_CU_VECTOR_PACKED_(double)

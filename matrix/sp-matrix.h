@@ -27,6 +27,7 @@ template <typename Real>
 class VectorBase;
 template <typename Real>
 class TpMatrix;
+template <typename Real>
 class CuSpMatrix;  // GPU-layer conversion below (cudamatrix/cu-host-conversions.cc)
 
 // A symmetric n x n matrix; owns its n(n+1)/2 elements. Not thread-safe for concurrent
