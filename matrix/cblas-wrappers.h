@@ -99,6 +99,31 @@ inline void cblas_Xscal(MatrixIndexT n, double alpha, double* x, MatrixIndexT in
   cblas_dscal(n, alpha, x, incx);
 }
 
+// ---- Kaldi parity: packed symmetric / triangular Level-2 routines -------------------------------
+// The packed operand is our PackedMatrix layout (lower triangle row by row), which CBLAS calls
+// row-major lower packed storage.
+
+// y = beta y + alpha S x, S the dim x dim symmetric matrix packed at s (Kaldi's argument order).
+inline void cblas_Xspmv(MatrixIndexT dim, float alpha, const float* s, const float* x,
+                        MatrixIndexT incx, float beta, float* y, MatrixIndexT incy) {
+  cblas_sspmv(CblasRowMajor, CblasLower, dim, alpha, s, x, incx, beta, y, incy);
+}
+inline void cblas_Xspmv(MatrixIndexT dim, double alpha, const double* s, const double* x,
+                        MatrixIndexT incx, double beta, double* y, MatrixIndexT incy) {
+  cblas_dspmv(CblasRowMajor, CblasLower, dim, alpha, s, x, incx, beta, y, incy);
+}
+
+// x = op(T)^-1 x, T the dim x dim lower-triangular matrix packed at t (non-unit diagonal).
+inline void cblas_Xtpsv(MatrixTransposeType trans, const float* t, MatrixIndexT dim, float* x,
+                        MatrixIndexT incx) {
+  cblas_stpsv(CblasRowMajor, CblasLower, ToCblas(trans), CblasNonUnit, dim, t, x, incx);
+}
+inline void cblas_Xtpsv(MatrixTransposeType trans, const double* t, MatrixIndexT dim, double* x,
+                        MatrixIndexT incx) {
+  cblas_dtpsv(CblasRowMajor, CblasLower, ToCblas(trans), CblasNonUnit, dim, t, x, incx);
+}
+// ---- end Kaldi parity: packed Level-2 routines --------------------------------------------------
+
 }  // namespace cuctx
 
 #endif  // CUCTX_MATRIX_CBLAS_WRAPPERS_H_

@@ -6,3 +6,8 @@ matrix_TESTS := matrix-test.cc matrix-elementwise-test.cc matrix-nnet-test.cc ma
                 matrix-io-test.cc vector-test.cc compressed-matrix-test.cc packed-matrix-test.cc \
                 packed-convert-test.cc sparse-matrix-test.cc
 matrix_DEPS  := base
+# Kaldi parity (traces/products, Sp decompositions, matrix exponential, HTK I/O, SVD helpers).
+matrix_SRCS  += matrix-traces.cc sp-matrix-extra.cc matrix-exponential.cc htk-io.cc \
+                matrix-functions-extra.cc
+matrix_TESTS += matrix-traces-test.cc sp-matrix-extra-test.cc matrix-exponential-test.cc \
+                htk-io-test.cc matrix-functions-extra-test.cc

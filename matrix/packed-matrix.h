@@ -111,6 +111,12 @@ class PackedMatrix {
   std::vector<Real> data_;
 };
 
+// ---- Kaldi parity: stream extraction (matrix/sp-matrix-extra.cc) -------------------------------
+// is >> M reads M in text form, as M.Read(is, false) (resizing; throws on bad input).
+template <typename Real>
+std::istream& operator>>(std::istream& is, PackedMatrix<Real>& M);
+// ---- end Kaldi parity: stream extraction -------------------------------------------------------
+
 }  // namespace cuctx
 
 #endif  // CUCTX_MATRIX_PACKED_MATRIX_H_

@@ -42,6 +42,8 @@ template <typename Real>
 class TpMatrix;
 template <typename Real>
 class SparseMatrix;  // matrix/sparse-matrix.h (other owner)
+template <typename Real>
+class PackedMatrix;  // Kaldi parity: packed operands
 
 // A contiguous run of Dim() elements that this object does not own. The derived classes decide
 // ownership: Vector allocates (16-byte aligned) and frees, SubVector only points into memory owned
@@ -206,6 +208,20 @@ class VectorBase {
   // Reads into the existing size (throws if the stored dimension differs); with add == true adds
   // to the current contents. Defined in matrix/matrix-io.cc.
   void Read(std::istream& is, bool binary, bool add = false);
+
+  // ---- Kaldi parity: packed operands (matrix/matrix-traces.cc) ----------------------------------
+
+  // *this = beta * *this + alpha * M v (CBLAS spmv); requires M.NumRows() == v.Dim() == Dim().
+  // v may be *this (it is copied first).
+  void AddSpVec(Real alpha, const SpMatrix<Real>& M, const VectorBase<Real>& v, Real beta);
+  // The diagonal of a packed (Sp or Tp) matrix; requires Dim() == M.NumRows().
+  void CopyDiagFromPacked(const PackedMatrix<Real>& M);
+  void CopyDiagFromSp(const SpMatrix<Real>& M);
+  void CopyDiagFromTp(const TpMatrix<Real>& M);
+  // *this = op(M)^-1 *this, M lower triangular (CBLAS tpsv); requires M.NumRows() == Dim().
+  // Throws if M has a zero on its diagonal (singular).
+  void Solve(const TpMatrix<Real>& M, MatrixTransposeType trans);
+  // ---- end Kaldi parity: packed operands -------------------------------------------------------
 
  protected:
   // Only derived classes create or destroy a VectorBase; they own (or not) the storage.
