@@ -155,22 +155,21 @@ Real MatrixBase<Real>::LargestAbsElem() const {
 }
 
 template <typename Real>
-template <typename OtherReal>
-void MatrixBase<Real>::AddVecVec(Real alpha, const VectorBase<OtherReal>& a,
-                                 const VectorBase<OtherReal>& b) {
+void MatrixBase<Real>::AddVecVec(Real alpha, const VectorBase<typename OtherReal<Real>::Real>& a,
+                                 const VectorBase<typename OtherReal<Real>::Real>& b) {
   // Converting first keeps one checked implementation (BLAS ger) for both precisions.
   AddVecVec(alpha, Vector<Real>(a), Vector<Real>(b));
 }
 
 template <typename Real>
-template <typename OtherReal>
-void MatrixBase<Real>::AddVecToRows(Real alpha, const VectorBase<OtherReal>& v) {
+void MatrixBase<Real>::AddVecToRows(Real alpha,
+                                    const VectorBase<typename OtherReal<Real>::Real>& v) {
   AddVecToRows(alpha, Vector<Real>(v), Real(1));
 }
 
 template <typename Real>
-template <typename OtherReal>
-void MatrixBase<Real>::AddVecToCols(Real alpha, const VectorBase<OtherReal>& v) {
+void MatrixBase<Real>::AddVecToCols(Real alpha,
+                                    const VectorBase<typename OtherReal<Real>::Real>& v) {
   AddVecToCols(alpha, Vector<Real>(v), Real(1));
 }
 
@@ -230,9 +229,9 @@ void VectorBase<Real>::Solve(const TpMatrix<Real>& M, MatrixTransposeType trans)
                            const MatrixBase<R>&, MatrixTransposeType);                          \
   template R TraceMatSpMatSp(const MatrixBase<R>&, MatrixTransposeType, const SpMatrix<R>&,     \
                              const MatrixBase<R>&, MatrixTransposeType, const SpMatrix<R>&);    \
-  template void MatrixBase<R>::AddVecVec<O>(R, const VectorBase<O>&, const VectorBase<O>&);     \
-  template void MatrixBase<R>::AddVecToRows<O>(R, const VectorBase<O>&);                        \
-  template void MatrixBase<R>::AddVecToCols<O>(R, const VectorBase<O>&);                        \
+  template void MatrixBase<R>::AddVecVec(R, const VectorBase<O>&, const VectorBase<O>&);     \
+  template void MatrixBase<R>::AddVecToRows(R, const VectorBase<O>&);                        \
+  template void MatrixBase<R>::AddVecToCols(R, const VectorBase<O>&);                        \
   template void MatrixBase<R>::AddMatMatMat(R, const MatrixBase<R>&, MatrixTransposeType,       \
                                             const MatrixBase<R>&, MatrixTransposeType,          \
                                             const MatrixBase<R>&, MatrixTransposeType, R);      \

@@ -406,14 +406,13 @@ class MatrixBase {
   Real LargestAbsElem() const;
   // Mixed-precision forms of AddVecVec / AddVecToRows / AddVecToCols (beta is 1): *this +=
   // alpha * a b^T; row r += alpha * v (v.Dim() == NumCols()); column c += alpha * v (v.Dim() ==
-  // NumRows()). Instantiated for OtherReal = the other precision; a same-precision call picks
-  // the non-template overloads above.
-  template <typename OtherReal>
-  void AddVecVec(Real alpha, const VectorBase<OtherReal>& a, const VectorBase<OtherReal>& b);
-  template <typename OtherReal>
-  void AddVecToRows(Real alpha, const VectorBase<OtherReal>& v);
-  template <typename OtherReal>
-  void AddVecToCols(Real alpha, const VectorBase<OtherReal>& v);
+  // NumRows()). Kaldi declares these as templates on OtherReal; here they are plain overloads
+  // for the other precision (a template would make the same-precision explicit instantiations
+  // ambiguous), so every call that compiles against Kaldi compiles here too.
+  void AddVecVec(Real alpha, const VectorBase<typename OtherReal<Real>::Real>& a,
+                 const VectorBase<typename OtherReal<Real>::Real>& b);
+  void AddVecToRows(Real alpha, const VectorBase<typename OtherReal<Real>::Real>& v);
+  void AddVecToCols(Real alpha, const VectorBase<typename OtherReal<Real>::Real>& v);
   // ---- end Kaldi parity: traces and products ----------------------------------------------------
 
  protected:
