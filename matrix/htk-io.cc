@@ -142,9 +142,9 @@ bool WriteSphinx(std::ostream& os, const MatrixBase<Real>& M) {
   return true;
 }
 
-#define CUCTX_INSTANTIATE_HTK(R)                                            \
-  template bool ReadHtk(std::istream&, Matrix<R>*, HtkHeader*);             \
-  template bool WriteHtk(std::ostream&, const MatrixBase<R>&, HtkHeader);   \
+#define CUCTX_INSTANTIATE_HTK(R)                                          \
+  template bool ReadHtk(std::istream&, Matrix<R>*, HtkHeader*);           \
+  template bool WriteHtk(std::ostream&, const MatrixBase<R>&, HtkHeader); \
   template bool WriteSphinx(std::ostream&, const MatrixBase<R>&)
 
 CUCTX_INSTANTIATE_HTK(float);

@@ -20,13 +20,15 @@ int TaylorDegree() {
   return std::is_same<Real, float>::value ? 9 : 14;
 }
 
-// The infinity norm (largest absolute row sum), which bounds the spectral radius.
+// The infinity norm (largest absolute row sum), which bounds the spectral radius; NaN or inf
+// if M holds one.
 template <typename Real>
 double InfNorm(const MatrixBase<Real>& M) {
   double norm = 0.0;
   for (MatrixIndexT r = 0; r < M.NumRows(); ++r) {
     double sum = 0.0;
     for (MatrixIndexT c = 0; c < M.NumCols(); ++c) sum += std::abs(M(r, c));
+    if (!std::isfinite(sum)) return sum;  // std::max would drop a NaN
     norm = std::max(norm, sum);
   }
   return norm;

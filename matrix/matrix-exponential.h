@@ -41,11 +41,11 @@ class MatrixExponential {
   void Backprop(const MatrixBase<Real>& hX, MatrixBase<Real>* hM) const;
 
  private:
-  MatrixIndexT dim_ = -1;       // size of the last Compute's M; -1 before any
-  int num_squarings_ = 0;       // s
-  Real scale_ = 1;              // 2^-s
-  Matrix<Real> P_;              // M / 2^s
-  std::vector<Matrix<Real>> horner_;  // horner_[k] = H_k, k = 1..K (index 0 unused)
+  MatrixIndexT dim_ = -1;              // size of the last Compute's M; -1 before any
+  int num_squarings_ = 0;              // s
+  Real scale_ = 1;                     // 2^-s
+  Matrix<Real> P_;                     // M / 2^s
+  std::vector<Matrix<Real>> horner_;   // horner_[k] = H_k, k = 1..K (index 0 unused)
   std::vector<Matrix<Real>> squares_;  // squares_[j] = exp(P)^(2^j), j = 0..s-1
 };
 

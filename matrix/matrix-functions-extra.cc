@@ -1,9 +1,8 @@
 // matrix/matrix-functions-extra.cc: Kaldi-parity SVD/eigenvalue helpers (SortSvd,
 // CreateEigenvalueMatrix, AttemptComplexPower).
 // SPDX-License-Identifier: Apache-2.0
-#include "matrix/matrix-functions.h"
-
 #include "matrix/matrix-check.h"
+#include "matrix/matrix-functions.h"
 
 #include <algorithm>
 #include <cmath>
@@ -79,10 +78,10 @@ bool AttemptComplexPower(Real* x_re, Real* x_im, Real power) {
   return true;
 }
 
-#define CUCTX_INSTANTIATE_FUNCTIONS_EXTRA(R)                                                    \
-  template void SortSvd(VectorBase<R>*, MatrixBase<R>*, MatrixBase<R>*, bool);                  \
-  template void CreateEigenvalueMatrix(const VectorBase<R>&, const VectorBase<R>&,              \
-                                       MatrixBase<R>*);                                         \
+#define CUCTX_INSTANTIATE_FUNCTIONS_EXTRA(R)                                       \
+  template void SortSvd(VectorBase<R>*, MatrixBase<R>*, MatrixBase<R>*, bool);     \
+  template void CreateEigenvalueMatrix(const VectorBase<R>&, const VectorBase<R>&, \
+                                       MatrixBase<R>*);                            \
   template bool AttemptComplexPower(R*, R*, R)
 
 CUCTX_INSTANTIATE_FUNCTIONS_EXTRA(float);

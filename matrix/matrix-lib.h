@@ -12,5 +12,8 @@
 #include "matrix/sparse-matrix.h"
 #include "matrix/tp-matrix.h"
 #include "matrix/vector.h"
+// Kaldi parity: free matrix functions and the matrix exponential.
+#include "matrix/matrix-exponential.h"
+#include "matrix/matrix-functions.h"
 
 #endif  // CUCTX_MATRIX_MATRIX_LIB_H_

@@ -54,17 +54,16 @@ Real TraceMatMatMat(const MatrixBase<Real>& A, MatrixTransposeType tA, const Mat
 }
 
 template <typename Real>
-Real TraceMatMatMatMat(const MatrixBase<Real>& A, MatrixTransposeType tA,
-                       const MatrixBase<Real>& B, MatrixTransposeType tB,
-                       const MatrixBase<Real>& C, MatrixTransposeType tC,
+Real TraceMatMatMatMat(const MatrixBase<Real>& A, MatrixTransposeType tA, const MatrixBase<Real>& B,
+                       MatrixTransposeType tB, const MatrixBase<Real>& C, MatrixTransposeType tC,
                        const MatrixBase<Real>& D, MatrixTransposeType tD) {
   const int64 ar = OpRows(A, tA), ac = OpCols(A, tA), br = OpRows(B, tB), bc = OpCols(B, tB),
               cr = OpRows(C, tC), cc = OpCols(C, tC), dr = OpRows(D, tD), dc = OpCols(D, tD);
   if (ac != br || bc != cr || cc != dr || dc != ar)
-    CUCTX_ERR << "TraceMatMatMatMat: shapes do not chain into a square product: A"
-              << TransName(tA) << " is " << ar << "x" << ac << ", B" << TransName(tB) << " is "
-              << br << "x" << bc << ", C" << TransName(tC) << " is " << cr << "x" << cc << ", D"
-              << TransName(tD) << " is " << dr << "x" << dc;
+    CUCTX_ERR << "TraceMatMatMatMat: shapes do not chain into a square product: A" << TransName(tA)
+              << " is " << ar << "x" << ac << ", B" << TransName(tB) << " is " << br << "x" << bc
+              << ", C" << TransName(tC) << " is " << cr << "x" << cc << ", D" << TransName(tD)
+              << " is " << dr << "x" << dc;
   // Multiply the cyclically adjacent pair with the smallest product, then a triple trace.
   const int64 ab = ar * bc, bcn = br * cc, cd = cr * dc, da = dr * ac;
   const int64 best = std::min(std::min(ab, bcn), std::min(cd, da));
@@ -80,8 +79,8 @@ Real TraceMatSpMat(const MatrixBase<Real>& A, MatrixTransposeType tA, const SpMa
   if (OpCols(A, tA) != B.NumRows() || OpRows(C, tC) != B.NumRows() ||
       OpCols(C, tC) != OpRows(A, tA))
     CUCTX_ERR << "TraceMatSpMat: shapes do not chain into a square product: A" << TransName(tA)
-              << " is " << OpRows(A, tA) << "x" << OpCols(A, tA) << ", B is " << B.NumRows()
-              << "x" << B.NumRows() << ", C" << TransName(tC) << " is " << OpRows(C, tC) << "x"
+              << " is " << OpRows(A, tA) << "x" << OpCols(A, tA) << ", B is " << B.NumRows() << "x"
+              << B.NumRows() << ", C" << TransName(tC) << " is " << OpRows(C, tC) << "x"
               << OpCols(C, tC);
   const Matrix<Real> Bf(B);
   return TraceMatMatMat(A, tA, Bf, kNoTrans, C, tC);
@@ -92,11 +91,10 @@ Real TraceMatSpMatSp(const MatrixBase<Real>& A, MatrixTransposeType tA, const Sp
                      const MatrixBase<Real>& C, MatrixTransposeType tC, const SpMatrix<Real>& D) {
   if (OpCols(A, tA) != B.NumRows() || OpRows(C, tC) != B.NumRows() ||
       OpCols(C, tC) != D.NumRows() || OpRows(A, tA) != D.NumRows())
-    CUCTX_ERR << "TraceMatSpMatSp: shapes do not chain into a square product: A"
-              << TransName(tA) << " is " << OpRows(A, tA) << "x" << OpCols(A, tA) << ", B is "
-              << B.NumRows() << "x" << B.NumRows() << ", C" << TransName(tC) << " is "
-              << OpRows(C, tC) << "x" << OpCols(C, tC) << ", D is " << D.NumRows() << "x"
-              << D.NumRows();
+    CUCTX_ERR << "TraceMatSpMatSp: shapes do not chain into a square product: A" << TransName(tA)
+              << " is " << OpRows(A, tA) << "x" << OpCols(A, tA) << ", B is " << B.NumRows() << "x"
+              << B.NumRows() << ", C" << TransName(tC) << " is " << OpRows(C, tC) << "x"
+              << OpCols(C, tC) << ", D is " << D.NumRows() << "x" << D.NumRows();
   const Matrix<Real> Bf(B), Df(D);
   return TraceMatMatMatMat(A, tA, Bf, kNoTrans, C, tC, Df, kNoTrans);
 }
@@ -104,10 +102,9 @@ Real TraceMatSpMatSp(const MatrixBase<Real>& A, MatrixTransposeType tA, const Sp
 // ---- MatrixBase products ---------------------------------------------------------------------
 
 template <typename Real>
-void MatrixBase<Real>::AddMatMatMat(Real alpha, const MatrixBase<Real>& A,
-                                    MatrixTransposeType tA, const MatrixBase<Real>& B,
-                                    MatrixTransposeType tB, const MatrixBase<Real>& C,
-                                    MatrixTransposeType tC, Real beta) {
+void MatrixBase<Real>::AddMatMatMat(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType tA,
+                                    const MatrixBase<Real>& B, MatrixTransposeType tB,
+                                    const MatrixBase<Real>& C, MatrixTransposeType tC, Real beta) {
   const int64 ar = OpRows(A, tA), ac = OpCols(A, tA), br = OpRows(B, tB), bc = OpCols(B, tB),
               cr = OpRows(C, tC), cc = OpCols(C, tC);
   if (ac != br || bc != cr || ar != num_rows_ || cc != num_cols_)
@@ -128,9 +125,9 @@ template <typename Real>
 void MatrixBase<Real>::AddMatSp(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType tA,
                                 const SpMatrix<Real>& B, Real beta) {
   if (OpRows(A, tA) != num_rows_ || OpCols(A, tA) != B.NumRows() || B.NumRows() != num_cols_)
-    CUCTX_ERR << "AddMatSp: shape mismatch: *this is " << ShapeOf(*this) << ", A"
-              << TransName(tA) << " is " << OpRows(A, tA) << "x" << OpCols(A, tA) << ", B is "
-              << B.NumRows() << "x" << B.NumRows();
+    CUCTX_ERR << "AddMatSp: shape mismatch: *this is " << ShapeOf(*this) << ", A" << TransName(tA)
+              << " is " << OpRows(A, tA) << "x" << OpCols(A, tA) << ", B is " << B.NumRows() << "x"
+              << B.NumRows();
   AddMatMat(alpha, A, tA, Matrix<Real>(B), kNoTrans, beta);
 }
 
@@ -138,9 +135,9 @@ template <typename Real>
 void MatrixBase<Real>::AddSpMat(Real alpha, const SpMatrix<Real>& A, const MatrixBase<Real>& B,
                                 MatrixTransposeType tB, Real beta) {
   if (A.NumRows() != num_rows_ || OpRows(B, tB) != A.NumRows() || OpCols(B, tB) != num_cols_)
-    CUCTX_ERR << "AddSpMat: shape mismatch: *this is " << ShapeOf(*this) << ", A is "
-              << A.NumRows() << "x" << A.NumRows() << ", B" << TransName(tB) << " is "
-              << OpRows(B, tB) << "x" << OpCols(B, tB);
+    CUCTX_ERR << "AddSpMat: shape mismatch: *this is " << ShapeOf(*this) << ", A is " << A.NumRows()
+              << "x" << A.NumRows() << ", B" << TransName(tB) << " is " << OpRows(B, tB) << "x"
+              << OpCols(B, tB);
   AddMatMat(alpha, Matrix<Real>(A), kNoTrans, B, tB, beta);
 }
 
@@ -213,8 +210,7 @@ void VectorBase<Real>::Solve(const TpMatrix<Real>& M, MatrixTransposeType trans)
   CheckDim("Solve", "*this", dim_, "M.NumRows()", M.NumRows());
   for (MatrixIndexT i = 0; i < dim_; ++i)
     if (M(i, i) == Real(0))
-      CUCTX_ERR << "Solve: the triangular matrix is singular (diagonal element " << i
-                << " is 0)";
+      CUCTX_ERR << "Solve: the triangular matrix is singular (diagonal element " << i << " is 0)";
   if (dim_ == 0) return;
   cblas_Xtpsv(trans, M.Data(), dim_, data_, 1);
 }
@@ -229,9 +225,9 @@ void VectorBase<Real>::Solve(const TpMatrix<Real>& M, MatrixTransposeType trans)
                            const MatrixBase<R>&, MatrixTransposeType);                          \
   template R TraceMatSpMatSp(const MatrixBase<R>&, MatrixTransposeType, const SpMatrix<R>&,     \
                              const MatrixBase<R>&, MatrixTransposeType, const SpMatrix<R>&);    \
-  template void MatrixBase<R>::AddVecVec(R, const VectorBase<O>&, const VectorBase<O>&);     \
-  template void MatrixBase<R>::AddVecToRows(R, const VectorBase<O>&);                        \
-  template void MatrixBase<R>::AddVecToCols(R, const VectorBase<O>&);                        \
+  template void MatrixBase<R>::AddVecVec(R, const VectorBase<O>&, const VectorBase<O>&);        \
+  template void MatrixBase<R>::AddVecToRows(R, const VectorBase<O>&);                           \
+  template void MatrixBase<R>::AddVecToCols(R, const VectorBase<O>&);                           \
   template void MatrixBase<R>::AddMatMatMat(R, const MatrixBase<R>&, MatrixTransposeType,       \
                                             const MatrixBase<R>&, MatrixTransposeType,          \
                                             const MatrixBase<R>&, MatrixTransposeType, R);      \

@@ -134,8 +134,8 @@ void SpMatrix<Real>::Qr(MatrixBase<Real>* Q) {
   for (MatrixIndexT r = 2; r < n; ++r)
     for (MatrixIndexT c = 0; c + 1 < r; ++c)
       if ((*this)(r, c) != Real(0))
-        CUCTX_ERR << "Qr: the matrix is not tridiagonal (element (" << r << ", " << c
-                  << ") is " << (*this)(r, c) << ")";
+        CUCTX_ERR << "Qr: the matrix is not tridiagonal (element (" << r << ", " << c << ") is "
+                  << (*this)(r, c) << ")";
   if (n == 0) return;
   std::vector<Real> d(n), e(n);
   for (MatrixIndexT i = 0; i < n; ++i) {
@@ -173,15 +173,15 @@ std::istream& operator>>(std::istream& is, PackedMatrix<Real>& M) {
   return is;
 }
 
-#define CUCTX_INSTANTIATE_SP_EXTRA(R)                                                           \
-  template void SpMatrix<R>::AddMat2Vec(R, const MatrixBase<R>&, MatrixTransposeType,           \
-                                        const VectorBase<R>&, R);                               \
-  template void SpMatrix<R>::AddSmat2Sp(R, const MatrixBase<R>&, MatrixTransposeType,           \
-                                        const SpMatrix<R>&, R);                                 \
-  template void SpMatrix<R>::Tridiagonalize(MatrixBase<R>*);                                    \
-  template void SpMatrix<R>::Qr(MatrixBase<R>*);                                                \
-  template void SpMatrix<R>::Log();                                                             \
-  template void SpMatrix<R>::Exp();                                                             \
+#define CUCTX_INSTANTIATE_SP_EXTRA(R)                                                 \
+  template void SpMatrix<R>::AddMat2Vec(R, const MatrixBase<R>&, MatrixTransposeType, \
+                                        const VectorBase<R>&, R);                     \
+  template void SpMatrix<R>::AddSmat2Sp(R, const MatrixBase<R>&, MatrixTransposeType, \
+                                        const SpMatrix<R>&, R);                       \
+  template void SpMatrix<R>::Tridiagonalize(MatrixBase<R>*);                          \
+  template void SpMatrix<R>::Qr(MatrixBase<R>*);                                      \
+  template void SpMatrix<R>::Log();                                                   \
+  template void SpMatrix<R>::Exp();                                                   \
   template std::istream& operator>>(std::istream&, PackedMatrix<R>&)
 
 CUCTX_INSTANTIATE_SP_EXTRA(float);

@@ -56,8 +56,8 @@ TYPED_TEST(MatrixTracesTest, TraceMatMatMatMatchesExplicitProduct) {
                        B = RandOp<Real>(dims[1], dims[2], tB, &rng),
                        C = RandOp<Real>(dims[2], dims[0], tC, &rng);
           const double expected = Prod(Matrix<Real>(Prod(A, tA, B, tB)), kNoTrans, C, tC).Trace();
-          EXPECT_TRUE(test::ScalarNear(TraceMatMatMat(A, tA, B, tB, C, tC), expected,
-                                       ProdTol<Real>()));
+          EXPECT_TRUE(
+              test::ScalarNear(TraceMatMatMat(A, tA, B, tB, C, tC), expected, ProdTol<Real>()));
           Matrix<Real> D = RandOp<Real>(dims[0], dims[0], tA, &rng);
           Matrix<Real> ABC(Prod(Matrix<Real>(Prod(A, tA, B, tB)), kNoTrans, C, tC));
           const double expected4 = Prod(ABC, kNoTrans, D, tA).Trace();
@@ -133,7 +133,8 @@ TYPED_TEST(MatrixTracesTest, AddMatSpAndAddSpMatMatchDense) {
   for (MatrixTransposeType t : {kNoTrans, kTrans}) {
     SpMatrix<Real> S = RandSp<Real>(5, &rng);
     Matrix<Real> A = RandOp<Real>(3, 5, t, &rng), B = RandOp<Real>(5, 3, t, &rng);
-    Matrix<Real> out1 = test::GaussMatrix<Real>(3, 5, &rng), out2 = test::GaussMatrix<Real>(5, 3, &rng);
+    Matrix<Real> out1 = test::GaussMatrix<Real>(3, 5, &rng),
+                 out2 = test::GaussMatrix<Real>(5, 3, &rng);
     Matrix<Real> ref1(out1), ref2(out2);
     ref1.AddMatMat(0.7, A, t, Matrix<Real>(S), kNoTrans, 0.3);
     ref2.AddMatMat(0.7, Matrix<Real>(S), kNoTrans, B, t, 0.3);

@@ -45,8 +45,8 @@ TYPED_TEST(SpMatrixExtraTest, AddMat2VecMatchesDenseSandwich) {
   test::Rng rng = test::MakeRng();
   for (MatrixTransposeType t : {kNoTrans, kTrans})
     for (int k : {1, 4, 9}) {
-      Matrix<Real> M = t == kNoTrans ? test::GaussMatrix<Real>(5, k, &rng)
-                                     : test::GaussMatrix<Real>(k, 5, &rng);
+      Matrix<Real> M =
+          t == kNoTrans ? test::GaussMatrix<Real>(5, k, &rng) : test::GaussMatrix<Real>(k, 5, &rng);
       Vector<Real> v = test::RandomVector<Real>(k, &rng);
       SpMatrix<Real> S = RandSp<Real>(5, &rng);
       Matrix<double> diag(k, k);
