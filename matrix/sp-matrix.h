@@ -157,9 +157,9 @@ template <typename Real>
 Real TraceMatSpMat(const MatrixBase<Real>& A, MatrixTransposeType transA, const SpMatrix<Real>& B,
                    const MatrixBase<Real>& C, MatrixTransposeType transC);
 template <typename Real>
-Real TraceMatSpMatSp(const MatrixBase<Real>& A, MatrixTransposeType transA,
-                     const SpMatrix<Real>& B, const MatrixBase<Real>& C,
-                     MatrixTransposeType transC, const SpMatrix<Real>& D);
+Real TraceMatSpMatSp(const MatrixBase<Real>& A, MatrixTransposeType transA, const SpMatrix<Real>& B,
+                     const MatrixBase<Real>& C, MatrixTransposeType transC,
+                     const SpMatrix<Real>& D);
 // ---- end Kaldi parity: traces with symmetric factors --------------------------------------------
 
 }  // namespace cuctx
