@@ -122,6 +122,16 @@ inline void cblas_Xtpmv(MatrixTransposeType ta, MatrixIndexT n, const double* tp
   cblas_dtpmv(CblasRowMajor, CblasLower, ToCblas(ta), CblasNonUnit, n, tp, x, incx);
 }
 // ---- end of packed triangular product ---------------------------------------------------------
+// x = op(T)^-1 x, T the dim x dim lower-triangular matrix packed at t (non-unit diagonal).
+inline void cblas_Xtpsv(MatrixTransposeType trans, const float* t, MatrixIndexT dim, float* x,
+                        MatrixIndexT incx) {
+  cblas_stpsv(CblasRowMajor, CblasLower, ToCblas(trans), CblasNonUnit, dim, t, x, incx);
+}
+inline void cblas_Xtpsv(MatrixTransposeType trans, const double* t, MatrixIndexT dim, double* x,
+                        MatrixIndexT incx) {
+  cblas_dtpsv(CblasRowMajor, CblasLower, ToCblas(trans), CblasNonUnit, dim, t, x, incx);
+}
+// ---- end Kaldi parity: packed Level-2 routines --------------------------------------------------
 
 }  // namespace cuctx
 

@@ -40,6 +40,21 @@ struct MatrixElement {
   Real weight;
 };
 
+// ---- Kaldi parity: the other precision ---------------------------------------------------------
+// OtherReal<float>::Real is double and OtherReal<double>::Real is float, for code templated on one
+// precision that needs the other (e.g. a double accumulator for a float matrix).
+template <typename Real>
+struct OtherReal;
+template <>
+struct OtherReal<float> {
+  using Real = double;
+};
+template <>
+struct OtherReal<double> {
+  using Real = float;
+};
+// ---- end Kaldi parity: the other precision -----------------------------------------------------
+
 }  // namespace cuctx
 
 #endif  // CUCTX_MATRIX_MATRIX_COMMON_H_

@@ -11,6 +11,7 @@
 #include <cmath>
 #include "base/types.h"
 #include "matrix/matrix-common.h"
+#include "matrix/matrix-exponential.h"
 
 namespace cuctx {
 
@@ -115,6 +116,7 @@ class MatrixBase;
 template <typename Real>
 void ComputePca(const MatrixBase<Real>& X, MatrixBase<Real>* U, MatrixBase<Real>* A,
                 bool print_eigs = false, bool exact = true);
+
 
 }  // namespace cuctx
 

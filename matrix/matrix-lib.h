@@ -18,5 +18,7 @@
 #include "matrix/matrix-functions.h"
 #include "matrix/optimization.h"
 #include "matrix/srfft.h"
+// Kaldi parity: free matrix functions and the matrix exponential.
+#include "matrix/matrix-exponential.h"
 
 #endif  // CUCTX_MATRIX_MATRIX_LIB_H_

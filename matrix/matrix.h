@@ -511,6 +511,27 @@ class MatrixBase {
                const TpMatrix<Real>& B, MatrixTransposeType transB, Real beta);
   // *this = beta * *this + alpha * A B, both symmetric.
   void AddSpSp(Real alpha, const SpMatrix<Real>& A, const SpMatrix<Real>& B, Real beta);
+  // ---- Kaldi parity: traces and products (matrix/matrix-traces.cc) -----------------------------
+  // Inputs must not overlap *this (throws); shapes must agree (throws, naming them). Sp operands
+  // are expanded to full matrices first.
+
+  // *this = beta * *this + alpha * op(A) op(B) op(C). The product is associated in whichever
+  // order needs fewer multiplies.
+  void AddMatMatMat(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType transA,
+                    const MatrixBase<Real>& B, MatrixTransposeType transB,
+                    const MatrixBase<Real>& C, MatrixTransposeType transC, Real beta);
+  // max |(*this)(r, c)|; 0 for an empty matrix.
+  Real LargestAbsElem() const;
+  // Mixed-precision forms of AddVecVec / AddVecToRows / AddVecToCols (beta is 1): *this +=
+  // alpha * a b^T; row r += alpha * v (v.Dim() == NumCols()); column c += alpha * v (v.Dim() ==
+  // NumRows()). Kaldi declares these as templates on OtherReal; here they are plain overloads
+  // for the other precision (a template would make the same-precision explicit instantiations
+  // ambiguous), so every call that compiles against Kaldi compiles here too.
+  void AddVecVec(Real alpha, const VectorBase<typename OtherReal<Real>::Real>& a,
+                 const VectorBase<typename OtherReal<Real>::Real>& b);
+  void AddVecToRows(Real alpha, const VectorBase<typename OtherReal<Real>::Real>& v);
+  void AddVecToCols(Real alpha, const VectorBase<typename OtherReal<Real>::Real>& v);
+  // ---- end Kaldi parity: traces and products ----------------------------------------------------
 
  protected:
   // Derived classes supply (or later set) the storage; note the Kaldi argument order.
@@ -612,6 +633,54 @@ void AddMatMatBatched(Real alpha, std::vector<SubMatrix<Real>*>& C,
 template <typename Real>
 Real TraceMatMat(const MatrixBase<Real>& A, const MatrixBase<Real>& B,
                  MatrixTransposeType trans = kNoTrans);
+
+// ---- Kaldi parity: traces and products (matrix/matrix-traces.cc) -------------------------------
+// tr(op(A) op(B) op(C)) and tr(op(A) op(B) op(C) op(D)); the shapes must chain and close (else
+// throws naming them). The cheapest pair is multiplied first; the rest is a dot-product trace.
+template <typename Real>
+Real TraceMatMatMat(const MatrixBase<Real>& A, MatrixTransposeType transA,
+                    const MatrixBase<Real>& B, MatrixTransposeType transB,
+                    const MatrixBase<Real>& C, MatrixTransposeType transC);
+template <typename Real>
+Real TraceMatMatMatMat(const MatrixBase<Real>& A, MatrixTransposeType transA,
+                       const MatrixBase<Real>& B, MatrixTransposeType transB,
+                       const MatrixBase<Real>& C, MatrixTransposeType transC,
+                       const MatrixBase<Real>& D, MatrixTransposeType transD);
+// ---- end Kaldi parity: traces and products -----------------------------------------------------
+
+// ---- Kaldi parity: HTK and Sphinx feature files (matrix/htk-io.cc) -----------------------------
+// HTK's 12-byte feature-file header, held in host byte order (the file stores it big-endian):
+// number of frames, frame period in 100 ns units, bytes per frame (4 * columns) and the
+// parameter kind (base kind in the low 6 bits plus qualifier flags such as _E 0100, _D 0400,
+// _C 02000 compressed, _K 010000 checksum).
+struct HtkHeader {
+  int32 mNSamples;
+  int32 mSamplePeriod;
+  int16 mSampleSize;
+  uint16 mSampleKind;
+};
+
+// Reads an HTK feature file (header, then mNSamples rows of mSampleSize / 4 big-endian floats)
+// into *M (resized) and, if header_ptr is not nullptr, the header into *header_ptr (with the _K
+// flag cleared; a trailing checksum is read and ignored). Returns false if the stream ends early
+// or fails. Throws cuctx::Error on content it cannot represent: compressed (_C) or VQ (_V)
+// features, waveform / IREFC / discrete kinds, a negative frame count, or a sample size that is
+// not a positive multiple of 4.
+template <typename Real>
+bool ReadHtk(std::istream& is, Matrix<Real>* M, HtkHeader* header_ptr);
+
+// Writes htk_hdr (big-endian) and then M's rows as big-endian floats. Throws unless
+// htk_hdr.mNSamples == M.NumRows() and htk_hdr.mSampleSize == 4 * M.NumCols(). Returns false if
+// the stream fails. The stream must be binary.
+template <typename Real>
+bool WriteHtk(std::ostream& os, const MatrixBase<Real>& M, HtkHeader htk_hdr);
+
+// Writes CMU Sphinx features: the element count NumRows() * NumCols() as a host-order int32
+// (Kaldi writes it unswapped), then the rows as big-endian floats. Returns false if the stream
+// fails.
+template <typename Real>
+bool WriteSphinx(std::ostream& os, const MatrixBase<Real>& M);
+// ---- end Kaldi parity: HTK and Sphinx feature files --------------------------------------------
 
 // True if ||A - B||_F <= tol * ||A||_F (shapes must match, else throws).
 template <typename Real>

@@ -22,3 +22,7 @@ matrix_SRCS  += vector-packed.cc
 matrix_SRCS  += matrix-lapack.cc sp-matrix-eig.cc sp-matrix-solve.cc matrix-functions-pca.cc
 matrix_TESTS += matrix-lapack-test.cc sp-matrix-eig-test.cc sp-matrix-solve-test.cc \
                 matrix-functions-pca-test.cc
+# Kaldi parity (traces/products, Sp decompositions, matrix exponential, HTK I/O, SVD helpers).
+matrix_SRCS  += matrix-traces.cc sp-matrix-extra.cc matrix-exponential.cc htk-io.cc
+matrix_TESTS += matrix-traces-test.cc sp-matrix-extra-test.cc matrix-exponential-test.cc \
+                htk-io-test.cc matrix-functions-extra-test.cc

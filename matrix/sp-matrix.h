@@ -188,6 +188,37 @@ class SpMatrix : public PackedMatrix<Real> {
   bool IsUnit(Real cutoff = 1.0e-05) const;
   bool IsZero(Real cutoff = 1.0e-05) const;
   bool IsTridiagonal(Real cutoff = 1.0e-05) const;
+  // ---- Kaldi parity: products and decompositions (matrix/sp-matrix-extra.cc) --------------------
+
+  // *this = beta * *this + alpha * M diag(v) M^T (transM == kNoTrans; M is NumRows() x v.Dim())
+  // or alpha * M^T diag(v) M (kTrans; M is v.Dim() x NumRows()). With beta == 0 the old contents
+  // are ignored. Throws on a size mismatch.
+  void AddMat2Vec(Real alpha, const MatrixBase<Real>& M, MatrixTransposeType transM,
+                  const VectorBase<Real>& v, Real beta = 0.0);
+  // *this = beta * *this + alpha * M A M^T (kNoTrans; M is NumRows() x A.NumRows()) or
+  // alpha * M^T A M (kTrans). A may be *this. (Kaldi's variant for a sparse M; here M is used
+  // densely, with the same result.) Throws on a size mismatch.
+  void AddSmat2Sp(Real alpha, const MatrixBase<Real>& M, MatrixTransposeType transM,
+                  const SpMatrix<Real>& A, Real beta = 0.0);
+
+  // Tridiagonalizes *this by an orthogonal similarity (LAPACK sptrd, opgtr). If *this is S on
+  // entry, on exit it is the tridiagonal T = Q S Q^T, i.e. S = Q^T T Q (note: Q's rows, not its
+  // columns, are the basis; this is Kaldi's convention). Q may be nullptr; otherwise it must be
+  // NumRows() x NumRows() (else throws) and receives the orthogonal Q.
+  void Tridiagonalize(MatrixBase<Real>* Q);
+  // The symmetric QR algorithm (LAPACK steqr): *this must be tridiagonal on entry (every element
+  // more than one place off the diagonal exactly zero, else throws) and is made diagonal by an
+  // orthogonal similarity T = Z D Z^T, with the eigenvalues in ascending order. If Q is not
+  // nullptr it must have NumRows() rows and is replaced by Z^T Q, so that Q^T *this Q is the
+  // same before and after (after Tridiagonalize(&Q), S == Q^T D Q). Throws if LAPACK fails to
+  // converge.
+  void Qr(MatrixBase<Real>* Q);
+  // The matrix logarithm / exponential through the symmetric eigendecomposition *this = P D P^T
+  // (LAPACK syevr, in double precision): *this = P f(D) P^T. Log throws if an eigenvalue is not
+  // positive (the matrix is not positive definite).
+  void Log();
+  void Exp();
+  // ---- end Kaldi parity: products and decompositions --------------------------------------------
 };
 
 // tr(A B) = sum over all (r, c) of A(r, c) B(r, c); sizes must match.

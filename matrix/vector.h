@@ -251,6 +251,16 @@ class VectorBase {
   // *this = beta * *this + alpha * M v, M symmetric (BLAS spmv). Requires Dim() == v.Dim() ==
   // M.NumRows(); v must not overlap *this (throws).
   void AddSpVec(Real alpha, const SpMatrix<Real>& M, const VectorBase<Real>& v, Real beta);
+  // ---- Kaldi parity: packed operands (matrix/matrix-traces.cc) ----------------------------------
+
+  // The diagonal of a packed (Sp or Tp) matrix; requires Dim() == M.NumRows().
+  void CopyDiagFromPacked(const PackedMatrix<Real>& M);
+  void CopyDiagFromSp(const SpMatrix<Real>& M);
+  void CopyDiagFromTp(const TpMatrix<Real>& M);
+  // *this = op(M)^-1 *this, M lower triangular (CBLAS tpsv); requires M.NumRows() == Dim().
+  // Throws if M has a zero on its diagonal (singular).
+  void Solve(const TpMatrix<Real>& M, MatrixTransposeType trans);
+  // ---- end Kaldi parity: packed operands -------------------------------------------------------
 
  protected:
   // Only derived classes create or destroy a VectorBase; they own (or not) the storage.
