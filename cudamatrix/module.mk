@@ -43,3 +43,8 @@ cudamatrix_TESTS += cu-rand-test.cc cu-matrix-solve-test.cc cu-sp-matrix-test.cc
 cudamatrix_SRCS  += cu-sparse-matrix.cc
 cudamatrix_CU    += cu-kernels-sparse.cu
 cudamatrix_TESTS += cu-sparse-matrix-test.cc
+
+# block-diagonal, triangular-product, compressed and sparse-swap parity additions
+cudamatrix_SRCS  += cu-block-matrix.cc cu-matrix-tp.cc cu-compressed-matrix.cc cu-sparse-swap.cc
+cudamatrix_CU    += cu-kernels-compressed.cu
+cudamatrix_TESTS += cu-block-matrix-test.cc cu-compressed-matrix-test.cc cu-matrix-tp-test.cc

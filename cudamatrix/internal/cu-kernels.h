@@ -582,6 +582,31 @@ void LaunchCsrTraceTerms(int32_t rows, const int32_t* d_offsets, const int32_t* 
                          double* d_prod, CuStream stream);
 // ---- end of sparse family -----------------------------------------------------------------------
 
+// ---- compressed-matrix family (cu-kernels-compressed.cu) ---------------------------------------
+// The element arithmetic is internal/cu-quantize.h. One thread per element, grid-striding, reads
+// and writes coalesced along rows; the integer matrix is packed (row stride = src_dim.cols).
+// dst(r, c) = QuantizeValue<I>(src(r, c), inv_scale, truncate) for the src_dim matrix src.
+void LaunchCompressMat(MatrixDim src_dim, const float* src, float inv_scale, bool truncate,
+                       int8_t* dst, CuStream stream);
+void LaunchCompressMat(MatrixDim src_dim, const float* src, float inv_scale, bool truncate,
+                       uint8_t* dst, CuStream stream);
+void LaunchCompressMat(MatrixDim src_dim, const float* src, float inv_scale, bool truncate,
+                       int16_t* dst, CuStream stream);
+void LaunchCompressMat(MatrixDim src_dim, const float* src, float inv_scale, bool truncate,
+                       uint16_t* dst, CuStream stream);
+// dst(r, c) = QuantizeSign(src(r, c)) (-1, 0 or 1).
+void LaunchCompressMatSign(MatrixDim src_dim, const float* src, int8_t* dst, CuStream stream);
+// dst(r, c) = scale * src(r, c) for the dst_dim matrix dst (src packed, dst_dim.cols per row).
+void LaunchUncompressMat(MatrixDim dst_dim, const int8_t* src, float scale, float* dst,
+                         CuStream stream);
+void LaunchUncompressMat(MatrixDim dst_dim, const uint8_t* src, float scale, float* dst,
+                         CuStream stream);
+void LaunchUncompressMat(MatrixDim dst_dim, const int16_t* src, float scale, float* dst,
+                         CuStream stream);
+void LaunchUncompressMat(MatrixDim dst_dim, const uint16_t* src, float scale, float* dst,
+                         CuStream stream);
+// ---- end of compressed-matrix family -----------------------------------------------------------
+
 }  // namespace cuctx
 
 #endif  // CUCTX_CUDAMATRIX_INTERNAL_CU_KERNELS_H_
