@@ -59,8 +59,7 @@ void RunBlockGemms(Real alpha, std::vector<CuSubMatrix<Real>>* C,
     AddMatMatBatched(alpha, c, a, transA, b, transB, beta);
     return;
   }
-  for (size_t i = 0; i < C->size(); ++i)
-    (*C)[i].AddMatMat(alpha, A[i], transA, B[i], transB, beta);
+  for (size_t i = 0; i < C->size(); ++i) (*C)[i].AddMatMat(alpha, A[i], transA, B[i], transB, beta);
 }
 
 }  // namespace
@@ -149,9 +148,9 @@ void CuBlockMatrix<Real>::AddMatMat(BaseFloat alpha, const CuMatrixBase<Real>& A
                                     MatrixTransposeType transB, BaseFloat beta) {
   CUCTX_CHECK(OpRows(A, transA) == NumRows() && OpCols(B, transB) == NumCols() &&
               OpCols(A, transA) == OpRows(B, transB))
-      << "CuBlockMatrix::AddMatMat: shape mismatch: A " << ShapeText(A) << " ("
-      << TransName(transA) << ") times B " << ShapeText(B) << " (" << TransName(transB)
-      << ") into a block matrix of " << ShapeText(NumRows(), NumCols());
+      << "CuBlockMatrix::AddMatMat: shape mismatch: A " << ShapeText(A) << " (" << TransName(transA)
+      << ") times B " << ShapeText(B) << " (" << TransName(transB) << ") into a block matrix of "
+      << ShapeText(NumRows(), NumCols());
   CUCTX_CHECK(!Overlap(data_, A) && !Overlap(data_, B))
       << "CuBlockMatrix::AddMatMat: input " << (Overlap(data_, A) ? "A" : "B")
       << " overlaps the block storage";
@@ -170,9 +169,10 @@ void CuBlockMatrix<Real>::AddMatMat(BaseFloat alpha, const CuMatrixBase<Real>& A
 template <typename Real>
 void CuBlockMatrix<Real>::CopyFromMat(const CuMatrixBase<Real>& M) {
   CUCTX_CHECK(M.NumRows() == NumRows() && M.NumCols() == NumCols())
-      << "CuBlockMatrix::CopyFromMat: source " << ShapeText(M) << " does not match the block matrix "
-      << ShapeText(NumRows(), NumCols());
-  CUCTX_CHECK(!Overlap(data_, M)) << "CuBlockMatrix::CopyFromMat: source overlaps the block storage";
+      << "CuBlockMatrix::CopyFromMat: source " << ShapeText(M)
+      << " does not match the block matrix " << ShapeText(NumRows(), NumCols());
+  CUCTX_CHECK(!Overlap(data_, M))
+      << "CuBlockMatrix::CopyFromMat: source overlaps the block storage";
   for (MatrixIndexT k = 0; k < NumBlocks(); ++k) {
     const BlockInfo& info = blocks_[k];
     Block(k).CopyFromMat(M.Range(info.row_offset, info.num_rows, info.col_offset, info.num_cols));
@@ -201,11 +201,10 @@ void CuMatrixBase<Real>::AddMatBlock(Real alpha, const CuMatrixBase<Real>& A,
                                      MatrixTransposeType transB, Real beta) {
   const MatrixIndexT b_rows = transB == kNoTrans ? B.NumRows() : B.NumCols();
   const MatrixIndexT b_cols = transB == kNoTrans ? B.NumCols() : B.NumRows();
-  CUCTX_CHECK(OpRows(A, transA) == num_rows_ && b_cols == num_cols_ &&
-              OpCols(A, transA) == b_rows)
+  CUCTX_CHECK(OpRows(A, transA) == num_rows_ && b_cols == num_cols_ && OpCols(A, transA) == b_rows)
       << "CuMatrixBase::AddMatBlock: shape mismatch: A " << ShapeText(A) << " ("
-      << TransName(transA) << ") times block matrix " << ShapeText(B.NumRows(), B.NumCols())
-      << " (" << TransName(transB) << ") into " << ShapeText(*this);
+      << TransName(transA) << ") times block matrix " << ShapeText(B.NumRows(), B.NumCols()) << " ("
+      << TransName(transB) << ") into " << ShapeText(*this);
   CUCTX_CHECK(!Overlap(*this, A) && !Overlap(*this, B.data_))
       << "CuMatrixBase::AddMatBlock: output " << ShapeText(*this) << " overlaps input "
       << (Overlap(*this, A) ? "A" : "B");
@@ -230,16 +229,15 @@ void CuMatrixBase<Real>::CopyFromBlock(const CuBlockMatrix<Real>& B, MatrixTrans
   const MatrixIndexT rows = trans == kNoTrans ? B.NumRows() : B.NumCols();
   const MatrixIndexT cols = trans == kNoTrans ? B.NumCols() : B.NumRows();
   CUCTX_CHECK(rows == num_rows_ && cols == num_cols_)
-      << "CuMatrixBase::CopyFromBlock: block matrix " << ShapeText(B.NumRows(), B.NumCols())
-      << " (" << TransName(trans) << ") does not match " << ShapeText(*this);
-  CUCTX_CHECK(!Overlap(*this, B.data_))
-      << "CuMatrixBase::CopyFromBlock: output " << ShapeText(*this) << " overlaps the block storage";
+      << "CuMatrixBase::CopyFromBlock: block matrix " << ShapeText(B.NumRows(), B.NumCols()) << " ("
+      << TransName(trans) << ") does not match " << ShapeText(*this);
+  CUCTX_CHECK(!Overlap(*this, B.data_)) << "CuMatrixBase::CopyFromBlock: output "
+                                        << ShapeText(*this) << " overlaps the block storage";
   SetZero();
   for (MatrixIndexT k = 0; k < B.NumBlocks(); ++k) {
     const typename CuBlockMatrix<Real>::BlockInfo& info = B.blocks_[k];
     if (trans == kNoTrans)
-      Range(info.row_offset, info.num_rows, info.col_offset, info.num_cols)
-          .CopyFromMat(B.Block(k));
+      Range(info.row_offset, info.num_rows, info.col_offset, info.num_cols).CopyFromMat(B.Block(k));
     else
       Range(info.col_offset, info.num_cols, info.row_offset, info.num_rows)
           .CopyFromMat(B.Block(k), kTrans);
@@ -252,12 +250,12 @@ CuMatrix<Real>::CuMatrix(const CuBlockMatrix<Real>& other, MatrixTransposeType t
   this->CopyFromBlock(other, trans);
 }
 
-#define CUCTX_INSTANTIATE_BLOCK_(R)                                                               \
-  template class CuBlockMatrix<R>;                                                                \
-  template std::ostream& operator<<(std::ostream&, const CuBlockMatrix<R>&);                      \
-  template void CuMatrixBase<R>::AddMatBlock(R, const CuMatrixBase<R>&, MatrixTransposeType,      \
-                                             const CuBlockMatrix<R>&, MatrixTransposeType, R);    \
-  template void CuMatrixBase<R>::CopyFromBlock(const CuBlockMatrix<R>&, MatrixTransposeType);     \
+#define CUCTX_INSTANTIATE_BLOCK_(R)                                                            \
+  template class CuBlockMatrix<R>;                                                             \
+  template std::ostream& operator<<(std::ostream&, const CuBlockMatrix<R>&);                   \
+  template void CuMatrixBase<R>::AddMatBlock(R, const CuMatrixBase<R>&, MatrixTransposeType,   \
+                                             const CuBlockMatrix<R>&, MatrixTransposeType, R); \
+  template void CuMatrixBase<R>::CopyFromBlock(const CuBlockMatrix<R>&, MatrixTransposeType);  \
   template CuMatrix<R>::CuMatrix(const CuBlockMatrix<R>&, MatrixTransposeType);
 CUCTX_INSTANTIATE_BLOCK_(float)
 CUCTX_INSTANTIATE_BLOCK_(double)

@@ -56,8 +56,8 @@ void LaunchCompressMat(MatrixDim d, const float* src, float inv_scale, bool trun
                        CuStream stream) {
   Compress(d, src, inv_scale, truncate, dst, stream);
 }
-void LaunchCompressMat(MatrixDim d, const float* src, float inv_scale, bool truncate,
-                       uint16_t* dst, CuStream stream) {
+void LaunchCompressMat(MatrixDim d, const float* src, float inv_scale, bool truncate, uint16_t* dst,
+                       CuStream stream) {
   Compress(d, src, inv_scale, truncate, dst, stream);
 }
 void LaunchCompressMatSign(MatrixDim d, const float* src, int8_t* dst, CuStream stream) {

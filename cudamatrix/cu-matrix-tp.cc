@@ -45,21 +45,21 @@ void CuMatrixBase<Real>::AddMatTp(Real alpha, const CuMatrixBase<Real>& A,
 }
 
 template <typename Real>
-void CuMatrixBase<Real>::AddTpMat(Real alpha, const CuTpMatrix<Real>& A,
-                                  MatrixTransposeType transA, const CuMatrixBase<Real>& B,
-                                  MatrixTransposeType transB, Real beta) {
+void CuMatrixBase<Real>::AddTpMat(Real alpha, const CuTpMatrix<Real>& A, MatrixTransposeType transA,
+                                  const CuMatrixBase<Real>& B, MatrixTransposeType transB,
+                                  Real beta) {
   CUCTX_CHECK(A.NumRows() == num_rows_ && OpRows(B, transB) == A.NumRows() &&
               OpCols(B, transB) == num_cols_)
-      << "CuMatrixBase::AddTpMat: shape mismatch: triangular " << A.NumRows() << "x"
-      << A.NumRows() << " (" << TransName(transA) << ") times B " << internal::ShapeText(B)
-      << " (" << TransName(transB) << ") into " << internal::ShapeText(*this);
+      << "CuMatrixBase::AddTpMat: shape mismatch: triangular " << A.NumRows() << "x" << A.NumRows()
+      << " (" << TransName(transA) << ") times B " << internal::ShapeText(B) << " ("
+      << TransName(transB) << ") into " << internal::ShapeText(*this);
   AddMatMat(alpha, Unpack(A), transA, B, transB, beta);
 }
 
-#define CUCTX_INSTANTIATE_TP_PRODUCTS_(R)                                                        \
-  template void CuMatrixBase<R>::AddMatTp(R, const CuMatrixBase<R>&, MatrixTransposeType,        \
-                                          const CuTpMatrix<R>&, MatrixTransposeType, R);         \
-  template void CuMatrixBase<R>::AddTpMat(R, const CuTpMatrix<R>&, MatrixTransposeType,          \
+#define CUCTX_INSTANTIATE_TP_PRODUCTS_(R)                                                 \
+  template void CuMatrixBase<R>::AddMatTp(R, const CuMatrixBase<R>&, MatrixTransposeType, \
+                                          const CuTpMatrix<R>&, MatrixTransposeType, R);  \
+  template void CuMatrixBase<R>::AddTpMat(R, const CuTpMatrix<R>&, MatrixTransposeType,   \
                                           const CuMatrixBase<R>&, MatrixTransposeType, R);
 CUCTX_INSTANTIATE_TP_PRODUCTS_(float)
 CUCTX_INSTANTIATE_TP_PRODUCTS_(double)

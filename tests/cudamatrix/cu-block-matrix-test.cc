@@ -44,7 +44,8 @@ double IoTol(bool binary) { return binary ? 0.0 : 1e-5; }
 template <typename Real>
 std::vector<Matrix<Real>> RandomBlocks(const std::vector<test::Shape>& layout, test::Rng* rng) {
   std::vector<Matrix<Real>> blocks;
-  for (const test::Shape& s : layout) blocks.push_back(test::RandomMatrix<Real>(s.rows, s.cols, rng));
+  for (const test::Shape& s : layout)
+    blocks.push_back(test::RandomMatrix<Real>(s.rows, s.cols, rng));
   return blocks;
 }
 
@@ -176,10 +177,12 @@ TYPED_TEST(CuBlockMatrixTest, AddMatMatUpdatesOnlyTheBlocks) {
         for (Real beta : {Real(0), Real(-1.5)}) {
           CuBlockMatrix<Real> B(ToCu(blocks));
           const MatrixIndexT k = 5;
-          const Matrix<Real> A = transA == kNoTrans ? test::RandomMatrix<Real>(B.NumRows(), k, &rng)
-                                                    : test::RandomMatrix<Real>(k, B.NumRows(), &rng);
-          const Matrix<Real> D = transB == kNoTrans ? test::RandomMatrix<Real>(k, B.NumCols(), &rng)
-                                                    : test::RandomMatrix<Real>(B.NumCols(), k, &rng);
+          const Matrix<Real> A = transA == kNoTrans
+                                     ? test::RandomMatrix<Real>(B.NumRows(), k, &rng)
+                                     : test::RandomMatrix<Real>(k, B.NumRows(), &rng);
+          const Matrix<Real> D = transB == kNoTrans
+                                     ? test::RandomMatrix<Real>(k, B.NumCols(), &rng)
+                                     : test::RandomMatrix<Real>(B.NumCols(), k, &rng);
           Matrix<Real> full = dense;
           full.AddMatMat(Real(2), A, transA, D, transB, beta);
           B.AddMatMat(2, CuMatrix<Real>(A), transA, CuMatrix<Real>(D), transB, beta);
