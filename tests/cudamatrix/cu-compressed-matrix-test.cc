@@ -117,7 +117,7 @@ TYPED_TEST(CuCompressedMatrixTest, WithoutTruncateValuesBeyondTheRangeWrapAround
   const double bits = 8.0 * sizeof(TypeParam);
   const double modulus = std::pow(2.0, bits);
   // 1.6 range and -0.2 range are beyond [Lo, range] for the unsigned types, and 1.6 range for all.
-  const float values[] = {1.6f * range, TestFixture::Lo(range) - 0.2f * range};
+  const float values[] = {1.6f * range, static_cast<float>(TestFixture::Lo(range) - 0.2 * range)};
   Matrix<float> m(1, 2);
   m(0, 0) = values[0];
   m(0, 1) = values[1];
