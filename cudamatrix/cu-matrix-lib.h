@@ -4,6 +4,8 @@
 #define CUCTX_CUDAMATRIX_CU_MATRIX_LIB_H_
 
 #include "cudamatrix/cu-array.h"
+#include "cudamatrix/cu-block-matrix.h"
+#include "cudamatrix/cu-compressed-matrix.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-math.h"
 #include "cudamatrix/cu-matrix.h"

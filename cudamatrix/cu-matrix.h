@@ -29,6 +29,8 @@ template <typename Real>
 class CuTpMatrix;  // CopyFromTp source (cudamatrix/cu-tp-matrix.h)
 template <typename Real>
 class CuSparseMatrix;  // operand of the sparse products (cudamatrix/cu-sparse-matrix.h)
+template <typename Real>
+class CuBlockMatrix;  // operand of AddMatBlock / CopyFromBlock (cudamatrix/cu-block-matrix.h)
 
 // A row-major NumRows() x NumCols() matrix of Real (float or double) whose row r starts
 // Stride() elements after row r - 1 (Stride() >= NumCols()).
@@ -454,6 +456,25 @@ class CuMatrixBase {
                   MatrixTransposeType transB, Real beta);
   // ---- end of sparse products -------------------------------------------------------------------
 
+  // ---- block-diagonal and triangular products (cu-block-matrix.cc, cu-matrix-tp.cc) -------------
+  // this = beta * this + alpha * op(A) op(B), B block-diagonal (see CuBlockMatrix): one GEMM per
+  // block of B on the matching columns of op(A) and of this (a batched GEMM when B's blocks share
+  // one shape). Shapes as AddMatMat, else throws naming them; A and B must not overlap this.
+  void AddMatBlock(Real alpha, const CuMatrixBase<Real>& A, MatrixTransposeType transA,
+                   const CuBlockMatrix<Real>& B, MatrixTransposeType transB, Real beta);
+  // this = B (kNoTrans) or B^T (kTrans) as a full matrix, zero off the blocks. this must have
+  // that shape (else throws) and must not overlap B's storage.
+  void CopyFromBlock(const CuBlockMatrix<Real>& B, MatrixTransposeType trans = kNoTrans);
+  // this = beta * this + alpha * op(A) op(B) with B (AddMatTp) or A (AddTpMat) lower-triangular.
+  // The triangular operand is unpacked into a full scratch CuMatrix (CopyFromTp), then one
+  // AddMatMat (a GEMM; the unpack costs one n x n copy, cheap next to the GEMM). Shapes as
+  // AddMatMat, else throws naming them; the dense operand must not overlap this matrix.
+  void AddMatTp(Real alpha, const CuMatrixBase<Real>& A, MatrixTransposeType transA,
+                const CuTpMatrix<Real>& B, MatrixTransposeType transB, Real beta);
+  void AddTpMat(Real alpha, const CuTpMatrix<Real>& A, MatrixTransposeType transA,
+                const CuMatrixBase<Real>& B, MatrixTransposeType transB, Real beta);
+  // ---- end of block-diagonal and triangular products --------------------------------------------
+
  protected:
   CuMatrixBase() = default;
   CuMatrixBase(Real* data, MatrixIndexT rows, MatrixIndexT cols, MatrixIndexT stride)
@@ -534,6 +555,9 @@ class CuMatrix : public CuMatrixBase<Real> {
   template <typename OtherReal>
   explicit CuMatrix(const CuTpMatrix<OtherReal>& M, MatrixTransposeType trans = kNoTrans);
   // ---- end of packed constructors ----
+  // The full matrix of a block-diagonal one (or its transpose), zero off the blocks
+  // (CopyFromBlock; defined in cu-block-matrix.cc).
+  explicit CuMatrix(const CuBlockMatrix<Real>& other, MatrixTransposeType trans = kNoTrans);
   CuMatrix<Real>& operator=(const CuMatrix<Real>& other) {
     if (this != &other) Assign(other, kNoTrans);
     return *this;

@@ -108,6 +108,10 @@ class CuSparseMatrix {
 
   // Exchanges contents with *other (no copy).
   void Swap(CuSparseMatrix<Real>* other);
+  // Exchanges contents with a host sparse matrix: *smat receives this matrix and this matrix
+  // receives the old *smat. CPU mode: no copy. GPU mode: *smat is uploaded and this matrix is
+  // copied back into *smat (waits for the copies). Defined in cu-sparse-swap.cc.
+  void Swap(SparseMatrix<Real>* smat);
 
   // Kaldi's sparse matrix format ("SM ", see matrix/sparse-matrix.h), through a host
   // SparseMatrix<Real>. Read throws on bad input as SparseMatrix::Read does.

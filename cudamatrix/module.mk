@@ -51,3 +51,7 @@ cudamatrix_TESTS += cu-host-conversions-test.cc cu-parity-test.cc
 cudamatrix_SRCS  += cu-math-lstm.cc cu-vector-packed.cc
 cudamatrix_CU    += cu-kernels-lstm.cu cu-kernels-vector-packed.cu
 cudamatrix_TESTS += cu-math-lstm-test.cc cu-vector-packed-test.cc
+# block-diagonal, triangular-product, compressed and sparse-swap parity additions
+cudamatrix_SRCS  += cu-block-matrix.cc cu-matrix-tp.cc cu-compressed-matrix.cc cu-sparse-swap.cc
+cudamatrix_CU    += cu-kernels-compressed.cu
+cudamatrix_TESTS += cu-block-matrix-test.cc cu-compressed-matrix-test.cc cu-matrix-tp-test.cc

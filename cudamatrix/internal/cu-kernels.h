@@ -640,6 +640,30 @@ size_t LstmBackpropWorkspaceBytes(int32_t rows, int32_t cell_dim, bool want_sums
 void LaunchLstmBackprop(const LstmBackpropArgs<float>& args, void* d_work, CuStream stream);
 void LaunchLstmBackprop(const LstmBackpropArgs<double>& args, void* d_work, CuStream stream);
 // ---- end of LSTM nonlinearity family ------------------------------------------------------------
+// ---- compressed-matrix family (cu-kernels-compressed.cu) ---------------------------------------
+// The element arithmetic is internal/cu-quantize.h. One thread per element, grid-striding, reads
+// and writes coalesced along rows; the integer matrix is packed (row stride = src_dim.cols).
+// dst(r, c) = QuantizeValue<I>(src(r, c), inv_scale, truncate) for the src_dim matrix src.
+void LaunchCompressMat(MatrixDim src_dim, const float* src, float inv_scale, bool truncate,
+                       int8_t* dst, CuStream stream);
+void LaunchCompressMat(MatrixDim src_dim, const float* src, float inv_scale, bool truncate,
+                       uint8_t* dst, CuStream stream);
+void LaunchCompressMat(MatrixDim src_dim, const float* src, float inv_scale, bool truncate,
+                       int16_t* dst, CuStream stream);
+void LaunchCompressMat(MatrixDim src_dim, const float* src, float inv_scale, bool truncate,
+                       uint16_t* dst, CuStream stream);
+// dst(r, c) = QuantizeSign(src(r, c)) (-1, 0 or 1).
+void LaunchCompressMatSign(MatrixDim src_dim, const float* src, int8_t* dst, CuStream stream);
+// dst(r, c) = scale * src(r, c) for the dst_dim matrix dst (src packed, dst_dim.cols per row).
+void LaunchUncompressMat(MatrixDim dst_dim, const int8_t* src, float scale, float* dst,
+                         CuStream stream);
+void LaunchUncompressMat(MatrixDim dst_dim, const uint8_t* src, float scale, float* dst,
+                         CuStream stream);
+void LaunchUncompressMat(MatrixDim dst_dim, const int16_t* src, float scale, float* dst,
+                         CuStream stream);
+void LaunchUncompressMat(MatrixDim dst_dim, const uint16_t* src, float scale, float* dst,
+                         CuStream stream);
+// ---- end of compressed-matrix family -----------------------------------------------------------
 
 }  // namespace cuctx
 
