@@ -249,7 +249,7 @@ class VectorBase {
   void AddMatSvec(Real alpha, const MatrixBase<Real>& M, MatrixTransposeType trans,
                   const VectorBase<Real>& v, Real beta);
   // *this = beta * *this + alpha * M v, M symmetric (BLAS spmv). Requires Dim() == v.Dim() ==
-  // M.NumRows(); v must not overlap *this (throws).
+  // M.NumRows(). v may be *this (it is copied first).
   void AddSpVec(Real alpha, const SpMatrix<Real>& M, const VectorBase<Real>& v, Real beta);
   // ---- Kaldi parity: packed operands (matrix/matrix-traces.cc) ----------------------------------
 
