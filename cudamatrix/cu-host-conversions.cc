@@ -124,6 +124,23 @@ CuSubVector<Real>::CuSubVector(const CuMatrixBase<Real>& matrix, MatrixIndexT ro
 
 // ---- instantiations -----------------------------------------------------------------------------
 
+template <typename Real>
+void VectorBase<Real>::CopyRowsFromMat(const CuMatrixBase<Real>& M) {
+  CUCTX_CHECK(static_cast<int64>(M.NumRows()) * M.NumCols() == dim_)
+      << "Vector::CopyRowsFromMat: M is " << M.NumRows() << "x" << M.NumCols()
+      << " but the vector has dimension " << dim_;
+  if (dim_ == 0) return;
+  // The vector viewed as a matrix with M's shape and no padding: one device-to-host copy.
+  SubMatrix<Real> rows(data_, M.NumRows(), M.NumCols(), M.NumCols());
+  M.CopyToMat(&rows);
+}
+
+template <typename Real>
+void MatrixBase<Real>::CopyRowsFromVec(const CuVectorBase<Real>& v) {
+  Vector<Real> host(v);  // read back once; the host form checks the dimension
+  CopyRowsFromVec(host);
+}
+
 #define CUCTX_INSTANTIATE_CONVERSIONS_(R, O)                                             \
   template void MatrixBase<R>::CopyFromMat(const CuMatrixBase<O>&, MatrixTransposeType); \
   template Matrix<R>::Matrix(const CuMatrixBase<O>&, MatrixTransposeType);               \
@@ -144,5 +161,9 @@ template CuMatrix<float>::CuMatrix(const CuSpMatrix<float>&);
 template CuMatrix<double>::CuMatrix(const CuSpMatrix<double>&);
 template CuSubVector<float>::CuSubVector(const CuMatrixBase<float>&, MatrixIndexT);
 template CuSubVector<double>::CuSubVector(const CuMatrixBase<double>&, MatrixIndexT);
+template void VectorBase<float>::CopyRowsFromMat(const CuMatrixBase<float>&);
+template void VectorBase<double>::CopyRowsFromMat(const CuMatrixBase<double>&);
+template void MatrixBase<float>::CopyRowsFromVec(const CuVectorBase<float>&);
+template void MatrixBase<double>::CopyRowsFromVec(const CuVectorBase<double>&);
 
 }  // namespace cuctx

@@ -178,6 +178,9 @@ class CuMatrixBase {
   void LogSoftMaxPerRow(const CuMatrixBase<Real>& src);
   void ApplySoftMaxPerRow();
   void ApplyLogSoftMaxPerRow();
+  // Kaldi's older spellings of SoftMaxPerRow(src) / LogSoftMaxPerRow(src), kept for ported code.
+  void ApplySoftMaxPerRow(const CuMatrixBase<Real>& src) { SoftMaxPerRow(src); }
+  void ApplyLogSoftMaxPerRow(const CuMatrixBase<Real>& src) { LogSoftMaxPerRow(src); }
   // Resizes *id to NumRows() and sets (*id)[r] to the column of the largest element of row r;
   // on ties the lowest such column (as Matrix::FindRowMaxId). Throws if there are rows but no
   // columns. Asynchronous; *id is filled on this thread's stream.

@@ -1,6 +1,5 @@
 // cudamatrix/cu-row-reduce.cuh: device helpers of the neural-net kernels (.cu only): block and
-// warp reductions, and the row-per-block /
-// row-per-warp launch layout of row reductions.
+// warp reductions, and the row-per-block / row-per-warp launch layout of row reductions.
 // SPDX-License-Identifier: Apache-2.0
 #ifndef CUCTX_CUDAMATRIX_CU_ROW_REDUCE_CUH_
 #define CUCTX_CUDAMATRIX_CU_ROW_REDUCE_CUH_

@@ -91,7 +91,6 @@ class CuSpMatrix : public CuPackedMatrix<Real> {
   // this += alpha * S; sizes must match (throws otherwise). S may be this matrix.
   void AddSp(Real alpha, const CuSpMatrix<Real>& S);
 
-
   template <typename R>
   friend R TraceSpSp(const CuSpMatrix<R>& A, const CuSpMatrix<R>& B);
 };

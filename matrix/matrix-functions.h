@@ -5,13 +5,13 @@
 #ifndef CUCTX_MATRIX_MATRIX_FUNCTIONS_H_
 #define CUCTX_MATRIX_MATRIX_FUNCTIONS_H_
 
+#include "base/types.h"
+#include "matrix/matrix-common.h"
+#include "matrix/matrix-exponential.h"
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
 
 #include <cmath>
-#include "base/types.h"
-#include "matrix/matrix-common.h"
-#include "matrix/matrix-exponential.h"
 
 namespace cuctx {
 
@@ -116,7 +116,6 @@ class MatrixBase;
 template <typename Real>
 void ComputePca(const MatrixBase<Real>& X, MatrixBase<Real>* U, MatrixBase<Real>* A,
                 bool print_eigs = false, bool exact = true);
-
 
 }  // namespace cuctx
 

@@ -4,21 +4,19 @@
 #define CUCTX_MATRIX_MATRIX_LIB_H_
 
 #include "base/common.h"
+#include "matrix/cblas-wrappers.h"
 #include "matrix/compressed-matrix.h"
+#include "matrix/general-matrix.h"
 #include "matrix/matrix-common.h"
+#include "matrix/matrix-exponential.h"
 #include "matrix/matrix-functions.h"
 #include "matrix/matrix.h"
+#include "matrix/optimization.h"
 #include "matrix/packed-matrix.h"
 #include "matrix/sp-matrix.h"
 #include "matrix/sparse-matrix.h"
+#include "matrix/srfft.h"
 #include "matrix/tp-matrix.h"
 #include "matrix/vector.h"
-// FFT/DCT, optimization, GeneralMatrix (Kaldi parity)
-#include "matrix/general-matrix.h"
-#include "matrix/matrix-functions.h"
-#include "matrix/optimization.h"
-#include "matrix/srfft.h"
-// Kaldi parity: free matrix functions and the matrix exponential.
-#include "matrix/matrix-exponential.h"
 
 #endif  // CUCTX_MATRIX_MATRIX_LIB_H_

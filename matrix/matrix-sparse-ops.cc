@@ -134,12 +134,30 @@ void MatrixBase<Real>::AddMatSmat(Real alpha, const MatrixBase<Real>& A,
   }
 }
 
+template <typename Real>
+void MatrixBase<Real>::AddSmatMat(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType transA,
+                                  const MatrixBase<Real>& B, MatrixTransposeType transB,
+                                  Real beta) {
+  AddMatMat(alpha, A, transA, B, transB, beta);
+}
+
+template <typename Real>
+void MatrixBase<Real>::AddMatSmat(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType transA,
+                                  const MatrixBase<Real>& B, MatrixTransposeType transB,
+                                  Real beta) {
+  AddMatMat(alpha, A, transA, B, transB, beta);
+}
+
 #define CUCTX_INSTANTIATE_SPARSE_OPS_(R)                                                   \
   template void MatrixBase<R>::AddSmat(R, const SparseMatrix<R>&, MatrixTransposeType);    \
   template void MatrixBase<R>::AddSmatMat(R, const SparseMatrix<R>&, MatrixTransposeType,  \
                                           const MatrixBase<R>&, R);                        \
   template void MatrixBase<R>::AddMatSmat(R, const MatrixBase<R>&, const SparseMatrix<R>&, \
-                                          MatrixTransposeType, R);
+                                          MatrixTransposeType, R);                         \
+  template void MatrixBase<R>::AddSmatMat(R, const MatrixBase<R>&, MatrixTransposeType,    \
+                                          const MatrixBase<R>&, MatrixTransposeType, R);   \
+  template void MatrixBase<R>::AddMatSmat(R, const MatrixBase<R>&, MatrixTransposeType,    \
+                                          const MatrixBase<R>&, MatrixTransposeType, R);
 CUCTX_INSTANTIATE_SPARSE_OPS_(float)
 CUCTX_INSTANTIATE_SPARSE_OPS_(double)
 #undef CUCTX_INSTANTIATE_SPARSE_OPS_

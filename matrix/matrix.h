@@ -42,6 +42,8 @@ class CompressedMatrix;  // matrix/compressed-matrix.h
 // libcuctx-matrix stay usable without the cudamatrix library; using them needs it at link time.
 template <typename Real>
 class CuMatrixBase;
+template <typename Real>
+class CuVectorBase;
 
 // The storage and shape of a matrix that this object does not own. Derived classes decide
 // ownership: Matrix allocates and frees, SubMatrix views memory owned elsewhere. A MatrixBase never
@@ -131,6 +133,9 @@ class MatrixBase {
   // must match after the transpose, else throws cuctx::Error naming both.
   template <typename OtherReal>
   void CopyFromMat(const CuMatrixBase<OtherReal>& M, MatrixTransposeType trans = kNoTrans);
+  // The rows of *this from the GPU vector v, as CopyRowsFromVec(const VectorBase&): v.Dim() is
+  // NumRows() * NumCols() or NumCols() (every row gets v). Waits for the copy.
+  void CopyRowsFromVec(const CuVectorBase<Real>& v);
   // ---- end of GPU-layer conversions ----
   // M = *this (the reverse of CopyFromMat, for symmetry with CuMatrixBase).
   template <typename OtherReal>
@@ -482,6 +487,12 @@ class MatrixBase {
   // B.
   void AddMatSmat(Real alpha, const MatrixBase<Real>& A, const SparseMatrix<Real>& B,
                   MatrixTransposeType transB, Real beta);
+  // The dense forms Kaldi also declares, for a dense A (or B) that merely holds many zeros: the
+  // result of AddMatMat(alpha, A, transA, B, transB, beta), and computed by it (one BLAS GEMM).
+  void AddSmatMat(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType transA,
+                  const MatrixBase<Real>& B, MatrixTransposeType transB, Real beta);
+  void AddMatSmat(Real alpha, const MatrixBase<Real>& A, MatrixTransposeType transA,
+                  const MatrixBase<Real>& B, MatrixTransposeType transB, Real beta);
 
   // ---- Kaldi parity: packed operands (matrix/matrix-packed-ops.cc) ----------------------------
   // Each unpacks its symmetric (Sp) or triangular (Tp) operands into dense scratch matrices and

@@ -16,8 +16,8 @@
 #include "matrix/matrix-common.h"
 #include "matrix/packed-matrix.h"
 
-#include <type_traits>
 #include <string>
+#include <type_traits>
 
 namespace cuctx {
 

@@ -42,8 +42,8 @@ class SplitRadixComplexFft {
 
   // N complex points; throws cuctx::Error unless N >= 1 is a power of two.
   explicit SplitRadixComplexFft(Integer N);
-  SplitRadixComplexFft(const SplitRadixComplexFft&) = delete;
-  SplitRadixComplexFft& operator=(const SplitRadixComplexFft&) = delete;
+  SplitRadixComplexFft(const SplitRadixComplexFft&) = default;
+  SplitRadixComplexFft& operator=(const SplitRadixComplexFft&) = default;
   ~SplitRadixComplexFft() = default;
 
   // In-place transform of N points whose real parts are xr[0..N) and imaginary parts xi[0..N)
@@ -82,8 +82,8 @@ class SplitRadixRealFft : private SplitRadixComplexFft<Real> {
  public:
   // Throws cuctx::Error unless N >= 2 is a power of two.
   explicit SplitRadixRealFft(MatrixIndexT N);
-  SplitRadixRealFft(const SplitRadixRealFft&) = delete;
-  SplitRadixRealFft& operator=(const SplitRadixRealFft&) = delete;
+  SplitRadixRealFft(const SplitRadixRealFft&) = default;
+  SplitRadixRealFft& operator=(const SplitRadixRealFft&) = default;
 
   // In-place transform of the N values at x (uses a member buffer).
   void Compute(Real* x, bool forward);

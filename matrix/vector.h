@@ -48,6 +48,8 @@ class PackedMatrix;  // matrix/packed-matrix.h
 // cudamatrix/cu-host-conversions.cc, so this header needs no cudamatrix include.
 template <typename Real>
 class CuVectorBase;
+template <typename Real>
+class CuMatrixBase;
 
 // A contiguous run of Dim() elements that this object does not own. The derived classes decide
 // ownership: Vector allocates (16-byte aligned) and frees, SubVector only points into memory owned
@@ -89,6 +91,9 @@ class VectorBase {
   // Dim(). Defined in cudamatrix/cu-host-conversions.cc.
   template <typename OtherReal>
   void CopyFromVec(const CuVectorBase<OtherReal>& v);
+  // The rows of the GPU matrix M, one after another (M.NumRows() * M.NumCols() must be Dim(), else
+  // throws); waits for the copy. Defined in cudamatrix/cu-host-conversions.cc.
+  void CopyRowsFromMat(const CuMatrixBase<Real>& M);
   // Copies v into *this (the reverse of CopyFromVec, for symmetry with CuVectorBase).
   template <typename OtherReal>
   void CopyToVec(VectorBase<OtherReal>* v) const;

@@ -38,6 +38,21 @@ if [ "$(cat "$tmp/out.txt")" != "$expected" ]; then
   echo "unexpected output from the outside program:"; cat "$tmp/out.txt"
   exit 1
 fi
+# README's porting example, as a user would build it: extracted from the README, compiled against
+# the installed headers with pkg-config, run (optional GPU: the CPU when there is none).
+readme=$(dirname "$0")/../README.md
+awk '/^<!-- porting-example/ {on = 1; next} on && /^```cpp/ {code = 1; next} code && /^```/ {exit}
+     code {print}' "$readme" >"$tmp/porting.cc"
+if [ ! -s "$tmp/porting.cc" ]; then
+  echo "no porting example found in README.md"; exit 1
+fi
+g++ "$tmp/porting.cc" $(pkg-config --cflags --libs cuctx) -o "$tmp/porting" 2>"$tmp/porting.err" ||
+  { echo "README's porting example does not compile:"; head -20 "$tmp/porting.err"; exit 1; }
+"$tmp/porting" --use-gpu=optional >"$tmp/porting.out" 2>&1 ||
+  { echo "README's porting example failed:"; cat "$tmp/porting.out"; exit 1; }
+grep -q "mean row sum 1" "$tmp/porting.out" ||
+  { echo "README's porting example printed something unexpected:"; cat "$tmp/porting.out"; exit 1; }
+
 # The public headers stand alone for an outside program; the private ones are not installed.
 inc="$tmp/prefix/include/cuctx"
 if [ -e "$inc/cudamatrix/internal" ] || [ -n "$(find "$inc" -name '*-internal.h' -o -name '*.cuh')" ]; then
@@ -61,4 +76,4 @@ if g++ -fsyntax-only "$tmp/private.cc" $(pkg-config --cflags cuctx) 2>/dev/null;
   echo "an outside program could include cudamatrix/internal/cu-kernels.h"
   exit 1
 fi
-echo "outside program built with pkg-config and ran correctly (public headers stand alone, private ones unreachable)"
+echo "outside programs built with pkg-config and ran correctly (README porting example too; public headers stand alone, private ones unreachable)"

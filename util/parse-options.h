@@ -1,5 +1,6 @@
 // util/parse-options.h: Kaldi's name for base/parse-options.h, so that ported code keeps its
-// includes. SPDX-License-Identifier: Apache-2.0
+// includes.
+// SPDX-License-Identifier: Apache-2.0
 #ifndef CUCTX_UTIL_PARSE_OPTIONS_H_
 #define CUCTX_UTIL_PARSE_OPTIONS_H_
 

@@ -1,5 +1,5 @@
-// cudamatrix/internal/cu-blas-wrappers.h: float/double
-// overloads of the cuBLAS calls the BLAS family uses.
+// cudamatrix/internal/cu-blas-wrappers.h: float/double overloads of the cuBLAS calls the BLAS
+// family uses.
 // SPDX-License-Identifier: Apache-2.0
 //
 // Private to cudamatrix/ (cu-matrix-blas.cc, cu-vector-blas.cc). Each overload forwards to the

@@ -1,10 +1,12 @@
-// cudamatrix/internal/cu-kernels.h: host-callable
-// kernel launchers, plain C++ (no CUDA header needed).
+// cudamatrix/internal/cu-kernels.h: host-callable kernel launchers, plain C++ (no CUDA header
+// needed). Private to cudamatrix/ (not installed).
 // SPDX-License-Identifier: Apache-2.0
 //
 // Each launcher computes its own grid, launches on the given stream (asynchronous; it returns
 // before the kernel finishes) and checks the launch with CUCTX_CUDA_CHECK_LAUNCH. Definitions live
-// in cu-kernels-<family>.cu and exist only in CUDA builds; call them under `#if CUCTX_HAVE_CUDA`.
+// in cu-kernels-<family>.cu and exist only in CUDA builds: call them inside an
+// internal::RunOnGpu lambda (cu-storage.h), which CPU-only builds never emit, or under
+// `#if CUCTX_HAVE_CUDA`.
 #ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_KERNELS_H_
 #define CUCTX_CUDAMATRIX_INTERNAL_CU_KERNELS_H_
 

@@ -1,5 +1,6 @@
 // cudamatrix/internal/cu-solver-wrappers.h: float/double overloads of the cuSOLVER calls the
-// solver family uses. SPDX-License-Identifier: Apache-2.0
+// solver family uses.
+// SPDX-License-Identifier: Apache-2.0
 //
 // Private to cudamatrix/ (cu-matrix-solve.cc). As in cu-blas-wrappers.h, each overload forwards to
 // the S or D routine of the same name and returns its status, so that callers stay templated on

@@ -1,5 +1,5 @@
-// cudamatrix/internal/cu-storage.h: raw storage for
-// the Cu containers (device or host, by the GPU mode).
+// cudamatrix/internal/cu-storage.h: raw storage for the Cu containers (device or host, by the GPU
+// mode), and the one GPU-or-CPU predicate.
 // SPDX-License-Identifier: Apache-2.0
 //
 // Used by CuArray, CuVector and CuMatrix so that the choice "device memory when a GPU is selected,

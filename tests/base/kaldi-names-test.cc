@@ -1,7 +1,7 @@
 // tests/base/kaldi-names-test.cc: code that includes Kaldi's header names and relies on what a
 // Kaldi build provides (global int32, std headers from kaldi-common.h, unordered_map by its short
-// name) compiles and behaves unchanged after the namespace rename. SPDX-License-Identifier:
-// Apache-2.0
+// name) compiles and behaves unchanged after the namespace rename.
+// SPDX-License-Identifier: Apache-2.0
 #include "base/kaldi-common.h"
 #include "base/kaldi-error.h"
 #include "base/kaldi-math.h"

@@ -98,6 +98,39 @@ TYPED_TEST(CuParityTest, CuMatrixElementWritesAreVisibleInAMatrixCopy) {
   EXPECT_EQ(m.Sum(), Real(8));
 }
 
+TYPED_TEST(CuParityTest, RowCopiesBetweenHostAndGpuObjectsMatchTheHostForms) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  const Matrix<Real> m = test::RandomMatrix<Real>(5, 7, &rng);
+  const CuMatrix<Real> cu_m(m);
+  Vector<Real> rows(35), expected_rows(35);
+  rows.CopyRowsFromMat(cu_m);  // Vector from the rows of a CuMatrix
+  expected_rows.CopyRowsFromMat(m);
+  EXPECT_TRUE(test::ExpectNear(rows, expected_rows, 0.0));
+  Matrix<Real> back(5, 7), one_row(5, 7), expected_one_row(5, 7);
+  back.CopyRowsFromVec(CuVector<Real>(rows));  // Matrix from a CuVector of all the rows
+  EXPECT_TRUE(test::ExpectNear(back, m, 0.0));
+  const SubVector<Real> first(rows, 0, 7);
+  one_row.CopyRowsFromVec(CuVector<Real>(first));  // every row gets the same 7 elements
+  expected_one_row.CopyRowsFromVec(first);
+  EXPECT_TRUE(test::ExpectNear(one_row, expected_one_row, 0.0));
+  Vector<Real> wrong(34);
+  EXPECT_THROW(wrong.CopyRowsFromMat(cu_m), Error);
+}
+
+TYPED_TEST(CuParityTest, OlderSoftMaxSpellingsMatchSoftMaxPerRow) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  const CuMatrix<Real> src(test::RandomMatrix<Real>(4, 9, &rng));
+  CuMatrix<Real> a(4, 9), b(4, 9), c(4, 9), d(4, 9);
+  a.ApplySoftMaxPerRow(src);
+  b.SoftMaxPerRow(src);
+  c.ApplyLogSoftMaxPerRow(src);
+  d.LogSoftMaxPerRow(src);
+  EXPECT_TRUE(test::ExpectNear(Matrix<Real>(a), Matrix<Real>(b), 0.0));
+  EXPECT_TRUE(test::ExpectNear(Matrix<Real>(c), Matrix<Real>(d), 0.0));
+}
+
 TYPED_TEST(CuParityTest, CuArrayCopyFromVecResizesAndFeedsRandomizeAndCopy) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng(1);

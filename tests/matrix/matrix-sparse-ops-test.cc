@@ -52,6 +52,30 @@ TYPED_TEST(MatrixSparseOpsTest, AddSmatMatMatchesDenseProduct) {
       }
 }
 
+TYPED_TEST(MatrixSparseOpsTest, DenseFormsMatchTheNaiveProductForEveryTranspose) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  for (const ProductShape& s : kProductShapes)
+    for (MatrixTransposeType ta : {kNoTrans, kTrans})
+      for (MatrixTransposeType tb : {kNoTrans, kTrans}) {
+        SCOPED_TRACE(::testing::Message() << s << " ta=" << ta << " tb=" << tb);
+        const Matrix<Real> a = ta == kNoTrans ? test::RandomSparseDense<Real>(s.m, s.k, 0.3, &rng)
+                                              : test::RandomSparseDense<Real>(s.k, s.m, 0.3, &rng);
+        const Matrix<Real> b = tb == kNoTrans ? test::RandomSparseDense<Real>(s.k, s.n, 0.3, &rng)
+                                              : test::RandomSparseDense<Real>(s.n, s.k, 0.3, &rng);
+        test::TestMatrix<Real> c1(s.m, s.n, true, &rng);
+        Matrix<Real> c2(c1.View());
+        const double alpha = 0.7, beta = -1.3;
+        const Matrix<double> expected =
+            test::Combine(beta, test::ToDouble(c1.View()), alpha,
+                          test::NaiveProduct(test::Op(a, ta), test::Op(b, tb)));
+        c1.View().AddSmatMat(static_cast<Real>(alpha), a, ta, b, tb, static_cast<Real>(beta));
+        c2.AddMatSmat(static_cast<Real>(alpha), a, ta, b, tb, static_cast<Real>(beta));
+        EXPECT_TRUE(test::ExpectNear(c1.View(), expected, test::ProductTol<Real>()));
+        EXPECT_TRUE(test::ExpectNear(c2, expected, test::ProductTol<Real>()));
+      }
+}
+
 TYPED_TEST(MatrixSparseOpsTest, AddMatSmatMatchesDenseProduct) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng();

@@ -73,6 +73,22 @@ TYPED_TEST(SrfftTest, ComplexForwardThenInverseGivesNTimesInput) {
   EXPECT_TRUE(test::ExpectNear(y, x, FftTol<Real>()));
 }
 
+TYPED_TEST(SrfftTest, CopiesComputeTheSameTransformAsTheOriginal) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  SplitRadixComplexFft<Real> fft(64);
+  const SplitRadixComplexFft<Real> fft_copy(fft);  // Kaldi's classes are copyable
+  SplitRadixRealFft<Real> real_fft(128);
+  const SplitRadixRealFft<Real> real_copy(real_fft);
+  Vector<Real> x = test::RandomVector<Real>(128, &rng), y(x), u(x), w(x);
+  fft.Compute(x.Data(), true);
+  SplitRadixComplexFft<Real>(fft_copy).Compute(y.Data(), true);
+  EXPECT_TRUE(test::ExpectNear(y, x, 0.0));
+  real_fft.Compute(u.Data(), true);
+  SplitRadixRealFft<Real>(real_copy).Compute(w.Data(), true);
+  EXPECT_TRUE(test::ExpectNear(w, u, 0.0));
+}
+
 TYPED_TEST(SrfftTest, RealComputeMatchesRealFftLayoutAndInverts) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng();
