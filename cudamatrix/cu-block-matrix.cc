@@ -18,16 +18,9 @@ namespace {
 using internal::Overlap;
 using internal::ShapeText;
 
-const char* TransName(MatrixTransposeType t) { return t == kTrans ? "kTrans" : "kNoTrans"; }
-
-template <typename Real>
-MatrixIndexT OpRows(const CuMatrixBase<Real>& m, MatrixTransposeType t) {
-  return t == kNoTrans ? m.NumRows() : m.NumCols();
-}
-template <typename Real>
-MatrixIndexT OpCols(const CuMatrixBase<Real>& m, MatrixTransposeType t) {
-  return t == kNoTrans ? m.NumCols() : m.NumRows();
-}
+using internal::OpCols;
+using internal::OpRows;
+using internal::TransName;
 
 // The rows [offset, offset + n) of op(M), as a view of M to be used with the same trans.
 template <typename Real>

@@ -31,16 +31,9 @@ cublasOperation_t CublasOp(MatrixTransposeType t) {
 }
 #endif
 
-const char* TransName(MatrixTransposeType t) { return t == kTrans ? "kTrans" : "kNoTrans"; }
-
-template <typename Real>
-MatrixIndexT OpRows(const CuMatrixBase<Real>& m, MatrixTransposeType t) {
-  return t == kNoTrans ? m.NumRows() : m.NumCols();
-}
-template <typename Real>
-MatrixIndexT OpCols(const CuMatrixBase<Real>& m, MatrixTransposeType t) {
-  return t == kNoTrans ? m.NumCols() : m.NumRows();
-}
+using internal::OpCols;
+using internal::OpRows;
+using internal::TransName;
 
 using internal::HostView;
 using internal::Overlap;

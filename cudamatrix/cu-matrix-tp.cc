@@ -9,16 +9,9 @@
 namespace cuctx {
 namespace {
 
-const char* TransName(MatrixTransposeType t) { return t == kTrans ? "kTrans" : "kNoTrans"; }
-
-template <typename Real>
-MatrixIndexT OpRows(const CuMatrixBase<Real>& m, MatrixTransposeType t) {
-  return t == kNoTrans ? m.NumRows() : m.NumCols();
-}
-template <typename Real>
-MatrixIndexT OpCols(const CuMatrixBase<Real>& m, MatrixTransposeType t) {
-  return t == kNoTrans ? m.NumCols() : m.NumRows();
-}
+using internal::OpCols;
+using internal::OpRows;
+using internal::TransName;
 
 // The full n x n matrix of a triangular one (zeros above the diagonal). Both paths unpack: the
 // GPU has no packed-triangular GEMM, and cuBLAS trmm would need the full layout anyway.

@@ -34,7 +34,7 @@ using internal::HostView;
 using internal::Overlap;
 using internal::ShapeText;
 
-const char* TransName(MatrixTransposeType t) { return t == kTrans ? "kTrans" : "kNoTrans"; }
+using internal::TransName;
 
 // True when op(S) can be a rows x cols matrix. A sparse matrix without rows reports 0 columns
 // (as SparseMatrix does), so its column count is not compared.

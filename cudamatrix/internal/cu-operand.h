@@ -33,6 +33,19 @@ std::string ShapeText(const CuMatrixBase<Real>& m) {
   return ShapeText(m.NumRows(), m.NumCols());
 }
 
+// "kTrans" or "kNoTrans", as error messages print a transpose argument.
+inline const char* TransName(MatrixTransposeType t) { return t == kTrans ? "kTrans" : "kNoTrans"; }
+
+// Rows and columns of op(m), where op is the identity or the transpose.
+template <typename Real>
+MatrixIndexT OpRows(const CuMatrixBase<Real>& m, MatrixTransposeType t) {
+  return t == kNoTrans ? m.NumRows() : m.NumCols();
+}
+template <typename Real>
+MatrixIndexT OpCols(const CuMatrixBase<Real>& m, MatrixTransposeType t) {
+  return t == kNoTrans ? m.NumCols() : m.NumRows();
+}
+
 // True when the byte spans [a, a + a_bytes) and [b, b + b_bytes) intersect.
 inline bool SpansOverlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
   if (a_bytes == 0 || b_bytes == 0) return false;
