@@ -13,17 +13,21 @@ using internal::DevExp;
 using internal::DevTanh;
 
 // A block is 32 threads along the cells (one warp, so each load and store of a warp is one
-// contiguous run of a row) by 8 rows. A thread handles V adjacent cells with one V-wide load per
-// matrix and row when the cell count, strides and pointers allow (see PackWidth): scalar 4-byte
-// loads left the float kernels well short of the memory bandwidth on an H100.
+// contiguous run of a row) by 8 rows. A forward thread handles V adjacent cells with one V-wide
+// (16-byte where possible) load per matrix and row when the cell count, strides and pointers allow
+// (see Packable): scalar accesses left the forward kernel at 0.7 of the memory bandwidth on an
+// H100. The backward pass with column sums runs one wave of resident blocks that grid-stride over
+// the rows (more blocks only grow the partials; fewer leave the memory system idle).
 constexpr int kThreadsX = 32;
 constexpr int kRowsPerBlock = 8;
 constexpr int kThreadsPerBlock = kThreadsX * kRowsPerBlock;
 // Column sums per cell: 3 parameter derivatives, 5 value sums, 5 derivative sums.
 constexpr int kNumSums = 13;
-// The backward pass reads V = 2 cells per thread where it can; its row-block count is planned
-// for that width (a narrower launch then runs more blocks, all within the same workspace).
-constexpr int kBackpropPlanWidth = 2;
+// Cells per thread of the backward pass. One (scalar loads) measured faster than two on an H100
+// (cu-matrix-bench --only=lstm, ratio to cudaMemcpy D2D: float 0.80 / 0.90 against 0.75 / 0.85 at
+// 2048 / 16384 x 1024 rows, double 0.83 / 0.90 against 0.72 / 0.78): the doubled column-sum
+// accumulators cost more occupancy than the wider accesses gain.
+constexpr int kBackpropWidth = 1;
 
 template <typename Real, int V>
 struct alignas(sizeof(Real) * V) Pack {
@@ -258,13 +262,13 @@ __global__ void __launch_bounds__(kThreadsPerBlock)
   }
 }
 
-// Blocks of the summing backward kernel (at the planned width) that fit on the device at once.
+// Blocks of the summing backward kernel that fit on the device at once.
 template <typename Real>
 int64_t ResidentBackpropBlocks() {
   static const int per_sm = [] {
     int n = 0;
     CUCTX_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &n, LstmBackpropKernel<Real, kBackpropPlanWidth, true>, kThreadsPerBlock, 0));
+        &n, LstmBackpropKernel<Real, kBackpropWidth, true>, kThreadsPerBlock, 0));
     return n > 0 ? n : 1;
   }();
   int dev = 0, sms = 0;
@@ -281,8 +285,7 @@ int32_t BackpropRowBlocks(int32_t rows, int32_t cell_dim, bool want_sums) {
   const int64_t needed = (static_cast<int64_t>(rows) + kRowsPerBlock - 1) / kRowsPerBlock;
   int64_t cap = 65535;
   if (want_sums) {
-    const int64_t target =
-        ResidentBackpropBlocks<Real>() / CellBlocks(cell_dim, kBackpropPlanWidth);
+    const int64_t target = ResidentBackpropBlocks<Real>() / CellBlocks(cell_dim, kBackpropWidth);
     cap = target > 1 ? (target < 65535 ? target : 65535) : 1;
   }
   return static_cast<int32_t>(needed < cap ? needed : cap);
@@ -334,13 +337,7 @@ void Backprop(const LstmBackpropArgs<Real>& a, void* d_work, CuStream stream) {
   const int32_t row_blocks = BackpropRowBlocks<Real>(a.rows, a.cell_dim, sums);
   double* partials = static_cast<double*>(d_work);
   if (row_blocks > 0) {
-    constexpr int w = kBackpropPlanWidth;
-    if (a.cell_dim % w == 0 && Packable(w, a.input, a.input_stride) &&
-        Packable(w, a.output_deriv, a.output_deriv_stride) &&
-        Packable(w, a.input_deriv, a.input_deriv_stride))
-      BackpropAt<Real, w>(a, partials, row_blocks, sums, stream);
-    else
-      BackpropAt<Real, 1>(a, partials, row_blocks, sums, stream);
+    BackpropAt<Real, kBackpropWidth>(a, partials, row_blocks, sums, stream);
   }
   if (sums) {
     // Also with no rows: the outputs are still written (zero derivatives, zero counts).
