@@ -596,7 +596,8 @@ void LaunchCopyElements(MatrixDim mat_dim, const double* mat, bool trans, const 
 // ---- LSTM nonlinearity family (cu-kernels-lstm.cu) ----------------------------------------------
 // The equations are those of cu::ComputeLstmNonlinearity / cu::BackpropLstmNonlinearity
 // (cudamatrix/cu-math.h). C = cell_dim; the input has 5C columns, plus 3 dropout-mask columns when
-// `dropout`. One thread per (row, cell) element, 32 cells of one row per warp (coalesced).
+// `dropout`. Warps run along a row (coalesced); a forward thread takes up to 16 bytes of adjacent
+// cells where C, the strides and the pointers are aligned for it, a backward thread one cell.
 
 // output (rows x 2C) = (c_t, m_t) of input (rows x 5C[+3]) and params (3 x C).
 void LaunchLstmForward(int32_t rows, int32_t cell_dim, bool dropout, const float* input,
@@ -636,9 +637,10 @@ struct LstmBackpropArgs {
 };
 // Device scratch the backward pass needs for its column sums (0 when params_deriv is nullptr).
 size_t LstmBackpropWorkspaceBytes(int32_t rows, int32_t cell_dim, bool want_sums);
-// The backward pass: one kernel over the rows (each block reduces its rows' column sums in shared
-// memory into d_work), then, when sums are wanted, one kernel per column that adds the blocks'
-// partials in a fixed order (deterministic) and writes / adds the 5 x C and 3 x C outputs.
+// The backward pass: one kernel over the rows (with sums: one wave of resident blocks, each reducing
+// its rows' column sums in shared memory into d_work), then, when sums are wanted, a kernel that
+// adds the blocks' partials of each of the 13 x C sums in a fixed order (deterministic) and writes
+// / adds the 5 x C and 3 x C outputs.
 void LaunchLstmBackprop(const LstmBackpropArgs<float>& args, void* d_work, CuStream stream);
 void LaunchLstmBackprop(const LstmBackpropArgs<double>& args, void* d_work, CuStream stream);
 // ---- end of LSTM nonlinearity family ------------------------------------------------------------

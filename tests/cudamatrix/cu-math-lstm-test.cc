@@ -154,8 +154,19 @@ struct Case {
   int rows, cells;
   bool dropout;
 };
-const std::vector<Case> kCases = {{1, 1, false},   {1, 3, true},   {17, 5, false}, {17, 7, true},
-                                  {257, 3, false}, {257, 9, true}, {0, 4, false},  {4, 33, true}};
+const std::vector<Case> kCases = {{1, 1, false},
+                                  {1, 3, true},
+                                  {17, 5, false},
+                                  {17, 7, true},
+                                  {257, 3, false},
+                                  {257, 9, true},
+                                  {0, 4, false},
+                                  {4, 33, true},
+                                  // Cell counts that allow the GPU's 2- and 4-wide accesses,
+                                  // spanning several thread blocks (the last one partial).
+                                  {33, 64, false},
+                                  {9, 132, true},
+                                  {257, 260, false}};
 
 std::string Describe(const Case& k, bool strided) {
   return std::to_string(k.rows) + " rows, C = " + std::to_string(k.cells) +
@@ -243,6 +254,32 @@ TYPED_TEST(CuMathLstmTest, BackpropMatchesReference) {
   for (const Case& k : kCases)
     for (bool strided : {false, true})
       for (bool repair : {false, true}) CheckBackprop<TypeParam>(k, strided, repair, &rng);
+}
+
+// The column sums are added in a fixed order: two identical calls give identical bits.
+TYPED_TEST(CuMathLstmTest, BackpropIsDeterministic) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  const int N = 257, C = 260;
+  const CuMatrix<Real> in(RandomInput<Real>(N, C, false, &rng)),
+      p(test::RandomMatrix<Real>(3, C, &rng)), dy(test::RandomMatrix<Real>(N, 2 * C, &rng));
+  const CuMatrix<double> dsum_in(test::RandomMatrix<double>(5, C, &rng, 0, 3));
+  const CuVector<Real> cfg(RepairConfig<Real>(true));
+  Matrix<Real> first_p;
+  Matrix<double> first_v;
+  for (int run = 0; run < 2; ++run) {
+    CuMatrix<Real> in_deriv(N, 5 * C), p_deriv(3, C), sr_sum(5, C);
+    CuMatrix<double> vsum(5, C), dsum(5, C);
+    cu::BackpropLstmNonlinearity(in, p, dy, dsum_in, cfg, kCountIn, &in_deriv, &p_deriv, &vsum,
+                                 &dsum, &sr_sum);
+    if (run == 0) {
+      first_p = ToHost(p_deriv);
+      first_v = ToHost(vsum);
+    } else {
+      EXPECT_TRUE(test::SameElements(ToHost(p_deriv), first_p)) << "seed " << test::Seed();
+      EXPECT_TRUE(test::SameElements(ToHost(vsum), first_v)) << "seed " << test::Seed();
+    }
+  }
 }
 
 // The Cpu* form against the same reference (it is what the CPU fallback calls, but is public).
