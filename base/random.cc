@@ -5,6 +5,7 @@
 #include "base/error.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <mutex>
 
 namespace cuctx {
@@ -19,13 +20,18 @@ uint64 NextBits(uint64* state) {
   return z ^ (z >> 31);
 }
 
+// The process-wide generator is the C library's rand(), as in Kaldi, so that programs and tests
+// that seed it with srand() get the same reproducible draws they get there; SetRandomSeed() calls
+// srand(). Calls are serialized here (rand() itself makes no thread-safety promise).
 std::mutex g_mutex;
-uint64 g_state = 0;
 
+// 64 bits from three 31-bit rand() values (RAND_MAX is 2^31 - 1 on glibc).
 uint64 Draw(RandomState* state) {
   if (state != nullptr) return NextBits(&state->seed);
   std::lock_guard<std::mutex> lock(g_mutex);
-  return NextBits(&g_state);
+  const uint64 a = static_cast<uint64>(std::rand()), b = static_cast<uint64>(std::rand()),
+               c = static_cast<uint64>(std::rand());
+  return (a << 33) ^ (b << 2) ^ c;
 }
 
 }  // namespace
@@ -34,10 +40,14 @@ RandomState::RandomState() : seed(Draw(nullptr)) {}
 
 void SetRandomSeed(uint64 seed) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  g_state = seed;
+  std::srand(static_cast<unsigned>(seed ^ (seed >> 32)));
 }
 
-int Rand(RandomState* state) { return static_cast<int>(Draw(state) >> 33); }
+int Rand(RandomState* state) {
+  if (state != nullptr) return static_cast<int>(Draw(state) >> 33);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return std::rand();  // exactly Kaldi's Rand() without a state
+}
 
 int32 RandInt(int32 min_val, int32 max_val, RandomState* state) {
   CUCTX_CHECK(max_val >= min_val) << "RandInt: max_val " << max_val << " < min_val " << min_val;

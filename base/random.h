@@ -1,9 +1,10 @@
 // base/random.h: thread-safe pseudo-random helpers (Kaldi's Rand, RandUniform, RandGauss, ...).
 // SPDX-License-Identifier: Apache-2.0
 //
-// With state == nullptr the functions draw from one process-wide generator guarded by a mutex, so
-// they are safe from any thread and reproducible in a single-threaded program after
-// SetRandomSeed(). For speed or per-thread reproducibility pass a RandomState owned by the caller.
+// With state == nullptr the functions draw from the process-wide generator, which is the C
+// library's rand() as in Kaldi (calls serialized by a mutex), so they are safe from any thread
+// and reproducible in a single-threaded program after SetRandomSeed() or srand(). For speed or
+// per-thread reproducibility pass a RandomState owned by the caller.
 #ifndef CUCTX_BASE_RANDOM_H_
 #define CUCTX_BASE_RANDOM_H_
 
@@ -21,7 +22,7 @@ struct RandomState {
   uint64 seed;
 };
 
-// Reseeds the process-wide generator (default seed 0).
+// Reseeds the process-wide generator (srand(); the C library's default seed is 1).
 void SetRandomSeed(uint64 seed);
 
 // Uniform integer in [0, kRandMax].
