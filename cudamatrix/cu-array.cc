@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 namespace cuctx {
 namespace {
@@ -42,7 +43,11 @@ void CuArrayBase<T>::SetZero() {
 
 template <typename T>
 void CuArrayBase<T>::Set(const T& value) {
-  static_assert(std::is_trivially_copyable<T>::value, "CuArray needs trivially copyable T");
+  // Elements are copied as bytes; std::pair qualifies (its copy is trivial even though its
+  // assignment is not formally so), which Kaldi code uses as CuArray<std::pair<int32, int32>>.
+  static_assert(
+      std::is_trivially_copy_constructible<T>::value && std::is_trivially_destructible<T>::value,
+      "CuArray needs elements that can be copied as bytes");
   if (dim_ == 0) return;
   if (internal::RunOnGpu([&](CuStream s) {
         if (sizeof(T) == 4 || sizeof(T) == 8) {
@@ -159,6 +164,8 @@ CuSubArray<T>::CuSubArray(const CuArrayBase<T>& src, MatrixIndexT offset, Matrix
   template class CuSubArray<T>
 CUCTX_INSTANTIATE_ARRAY_(int32);
 CUCTX_INSTANTIATE_ARRAY_(Int32Pair);
+using StdInt32Pair = std::pair<int32, int32>;  // (a macro argument cannot hold the comma)
+CUCTX_INSTANTIATE_ARRAY_(StdInt32Pair);
 CUCTX_INSTANTIATE_ARRAY_(float);
 CUCTX_INSTANTIATE_ARRAY_(double);
 // Row-pointer arrays of the gather/scatter family (CuMatrixBase::CopyRows, AddToRows, ...).

@@ -99,7 +99,7 @@ __global__ void GroupReduceDerivKernel(MatrixDim d, const Real* in, int32_t in_s
       if (power == 1)
         dydx = Sign(x);
       else if (inf)
-        dydx = DevAbs(x) == y ? (x >= 0 ? Real(1) : Real(-1)) : Real(0);
+        dydx = DevAbs(x) == y ? Sign(x) : Real(0);  // 0 for an all-zero group, as Kaldi
       else if (y == 0)
         dydx = 0;
       else

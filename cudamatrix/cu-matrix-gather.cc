@@ -436,7 +436,8 @@ void CuMatrixBase<Real>::AddElements(Real alpha, const CuArrayBase<Int32Pair>& i
                                 << " elements";
   if (internal::RunOnGpu([&](CuStream s) {
         ValidatePairs("CuMatrix::AddElements", indexes, num_rows_, num_cols_);
-        LaunchAddElements(Dim(), alpha, PairData(indexes), input, indexes.Dim(), data_, s);
+        const CuVector<Real> d_input(SubVector<Real>(const_cast<Real*>(input), indexes.Dim()));
+        LaunchAddElements(Dim(), alpha, PairData(indexes), d_input.Data(), indexes.Dim(), data_, s);
       }))
     return;
   CpuView().AddElements(alpha, indexes.Data(), indexes.Dim(), input);

@@ -322,7 +322,8 @@ class CuMatrixBase {
   // naming the bad one). Repeated elements accumulate (atomic adds on the GPU).
   void AddElements(Real alpha, const std::vector<MatrixElement<Real>>& input);
   // (*this)(indexes[i].first, indexes[i].second) += alpha * input[i] for i < indexes.Dim();
-  // input is device memory in GPU mode (host memory otherwise). Repeated pairs accumulate.
+  // input is host memory in both modes, as in Kaldi (copied to the device first in GPU mode).
+  // Repeated pairs accumulate.
   void AddElements(Real alpha, const CuArrayBase<Int32Pair>& indexes, const Real* input);
   // (*this)(r, elements[r]) += alpha for each row r where elements[r] >= 0. elements.Dim() ==
   // NumRows(), entries < NumCols().

@@ -205,8 +205,9 @@ void MatrixBase<Real>::DiffGroupPnorm(const MatrixBase<Real>& in_value,
       if (power == 1) {
         d = Sign(xv);
       } else if (std::isinf(power)) {
-        // Only the elements attaining the maximum magnitude carry the gradient.
-        d = std::abs(xv) == yv ? (xv >= 0 ? Real(1) : Real(-1)) : Real(0);
+        // Only the elements attaining the maximum magnitude carry the gradient; none does in an
+        // all-zero group (Sign(0) is 0), as in Kaldi, where GroupPnormDeriv agrees.
+        d = std::abs(xv) == yv ? Sign(xv) : Real(0);
       } else if (yv == 0) {
         d = 0;
       } else {

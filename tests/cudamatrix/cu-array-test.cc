@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <gtest/gtest.h>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 namespace cuctx {
@@ -34,6 +35,12 @@ double MakeValue<double>(test::Rng* rng) {
 template <>
 Int32Pair MakeValue<Int32Pair>(test::Rng* rng) {
   return Int32Pair{static_cast<int32>(rng->Int(-9, 9)), static_cast<int32>(rng->Int(-9, 9))};
+}
+
+// Kaldi code also stores std::pair<int32, int32> in CuArrays.
+template <>
+std::pair<int32, int32> MakeValue<std::pair<int32, int32>>(test::Rng* rng) {
+  return {static_cast<int32>(rng->Int(-9, 9)), static_cast<int32>(rng->Int(-9, 9))};
 }
 
 template <typename T>
@@ -70,7 +77,7 @@ std::vector<T> ToVec(const CuArrayBase<T>& a) {
 
 template <typename T>
 class CuArrayTest : public ::testing::Test {};
-using ArrayTypes = ::testing::Types<int32, float, double, Int32Pair>;
+using ArrayTypes = ::testing::Types<int32, float, double, Int32Pair, std::pair<int32, int32>>;
 TYPED_TEST_SUITE(CuArrayTest, ArrayTypes);
 
 TYPED_TEST(CuArrayTest, CopiesRoundTrip) {

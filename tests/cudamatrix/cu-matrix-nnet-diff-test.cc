@@ -101,6 +101,29 @@ TYPED_TEST(CuMatrixNnetDiffTest, DiffSoftmaxOfLargeInputsIsFiniteAndSumsToZero) 
 }
 
 // Group shapes: *this is s.rows x s.cols, the grouped side s.rows x (s.cols * group).
+// Kaldi's property: DiffGroupPnorm == GroupPnormDeriv then MulRowsGroupMat(out_deriv), also for
+// groups that are all zero (their derivative is 0 for every power, infinity included).
+TYPED_TEST(CuMatrixNnetDiffTest, DiffGroupPnormMatchesGroupPnormDerivTimesOutDeriv) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  for (Real power : {Real(1), Real(1.234), Real(2), std::numeric_limits<Real>::infinity()})
+    for (int group : {1, 3}) {
+      SCOPED_TRACE(::testing::Message() << "power=" << power << " group=" << group);
+      Matrix<Real> in = test::RandomMatrix<Real>(9, 5 * group, &rng);
+      in.ApplyFloor(0.0);  // many zero elements, some all-zero groups
+      for (int c = 0; c < group; ++c) in(2, c) = 0;
+      Matrix<Real> out(9, 5), out_deriv = test::RandomMatrix<Real>(9, 5, &rng);
+      out.GroupPnorm(in, power);
+      Matrix<Real> expected(9, 5 * group);
+      expected.GroupPnormDeriv(in, out, power);
+      expected.MulRowsGroupMat(out_deriv);
+      CuMatrix<Real> actual(9, 5 * group);
+      actual.DiffGroupPnorm(CuMatrix<Real>(in), CuMatrix<Real>(out), CuMatrix<Real>(out_deriv),
+                            power);
+      EXPECT_TRUE(test::ExpectNear(Matrix<Real>(actual), expected, 10 * test::Tol<Real>()));
+    }
+}
+
 TYPED_TEST(CuMatrixNnetDiffTest, GroupPnormAndDiffGroupPnormMatchCpu) {
   using Real = TypeParam;
   const Real inf = std::numeric_limits<Real>::infinity();
