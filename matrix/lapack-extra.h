@@ -1,5 +1,6 @@
 // matrix/lapack-extra.h: private float/double wrappers of the few LAPACK routines that the packed
-// tridiagonalization, symmetric QR and symmetric eigen-functions use (not installed).
+// tridiagonalization and symmetric QR use (not installed); the SVD and eigen routines are in
+// matrix/lapack-wrappers.h.
 // SPDX-License-Identifier: Apache-2.0
 //
 // The Fortran symbols come from OpenBLAS (already linked with -lopenblas). All arrays are
@@ -24,10 +25,6 @@ void ssteqr_(const char* compz, const int* n, float* d, float* e, float* z, cons
              float* work, int* info);
 void dsteqr_(const char* compz, const int* n, double* d, double* e, double* z, const int* ldz,
              double* work, int* info);
-void dsyevr_(const char* jobz, const char* range, const char* uplo, const int* n, double* a,
-             const int* lda, const double* vl, const double* vu, const int* il, const int* iu,
-             const double* abstol, int* m, double* w, double* z, const int* ldz, int* isuppz,
-             double* work, const int* lwork, int* iwork, const int* liwork, int* info);
 }
 
 namespace cuctx {
@@ -73,26 +70,6 @@ inline int LapackSteqr(int n, double* d, double* e, double* z) {
   int info = 0, ldz = n > 0 ? n : 1;
   std::vector<double> work(z != nullptr && n > 1 ? 2 * n - 2 : 1);
   dsteqr_(z != nullptr ? "I" : "N", &n, d, e, z, &ldz, work.data(), &info);
-  return info;
-}
-
-// All eigenvalues w (ascending) and eigenvectors z (column-major n x n, column j for w[j]) of the
-// symmetric n x n matrix a (lower triangle read; a is destroyed).
-inline int LapackSyevr(int n, double* a, double* w, double* z) {
-  int info = 0, m = 0, lda = n, lwork = -1, liwork = -1, iwork_query = 0;
-  const double zero = 0.0, abstol = 0.0;
-  const int one = 1;
-  std::vector<int> isuppz(2 * static_cast<size_t>(n));
-  double work_query = 0.0;
-  dsyevr_("V", "A", "L", &n, a, &lda, &zero, &zero, &one, &one, &abstol, &m, w, z, &lda,
-          isuppz.data(), &work_query, &lwork, &iwork_query, &liwork, &info);
-  if (info != 0) return info;
-  lwork = static_cast<int>(work_query);
-  liwork = iwork_query;
-  std::vector<double> work(lwork);
-  std::vector<int> iwork(liwork);
-  dsyevr_("V", "A", "L", &n, a, &lda, &zero, &zero, &one, &one, &abstol, &m, w, z, &lda,
-          isuppz.data(), work.data(), &lwork, iwork.data(), &liwork, &info);
   return info;
 }
 

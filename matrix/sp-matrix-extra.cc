@@ -1,5 +1,5 @@
 // matrix/sp-matrix-extra.cc: Kaldi-parity SpMatrix products (AddMat2Vec, AddSmat2Sp), LAPACK
-// tridiagonalization and symmetric QR, Log/Exp through syevr, and text extraction.
+// tridiagonalization and symmetric QR, and Log/Exp through SpMatrix::Eig.
 // SPDX-License-Identifier: Apache-2.0
 #include "matrix/lapack-extra.h"
 #include "matrix/matrix-check.h"
@@ -31,36 +31,27 @@ void AddLowerScaled(Real alpha, const MatrixBase<Real>& F, Real beta, SpMatrix<R
   }
 }
 
-// *S = P diag(f(w)) P^T with S = P diag(w) P^T from dsyevr; `name` labels errors, `log` selects
-// f = log (which needs w > 0), else f = exp.
+// *S = P diag(f(w)) P^T with S = P diag(w) P^T, computed in double for both precisions through
+// SpMatrix<double>::Eig (LAPACK syevr); `name` labels errors, `log` selects f = log (which needs
+// w > 0), else f = exp.
 template <typename Real>
 void ApplyEigenFunction(const char* name, bool log, SpMatrix<Real>* S) {
   const MatrixIndexT n = S->NumRows();
   if (n == 0) return;
-  // Full symmetric copy in double: syevr reads the lower triangle of a column-major array, which
-  // for a symmetric matrix is the same memory as row-major.
-  Matrix<double> a(n, n, kUndefined, kStrideEqualNumCols);
-  for (MatrixIndexT r = 0; r < n; ++r)
-    for (MatrixIndexT c = 0; c <= r; ++c) a(r, c) = a(c, r) = (*S)(r, c);
-  std::vector<double> w(n);
-  Matrix<double> z(n, n, kUndefined, kStrideEqualNumCols);  // column-major: z row j = vector j
-  const int info = internal::LapackSyevr(n, a.Data(), w.data(), z.Data());
-  if (info != 0) CUCTX_ERR << name << ": LAPACK dsyevr failed (info " << info << ")";
-  Matrix<double> scaled(z);  // row j = f(w_j) * eigenvector j
+  const SpMatrix<double> s_double(*S);
+  Vector<double> w(n);
+  Matrix<double> p(n, n);
+  s_double.Eig(&w, &p);
   for (MatrixIndexT j = 0; j < n; ++j) {
-    double f;
-    if (log) {
-      if (!(w[j] > 0.0))
-        CUCTX_ERR << name << ": the " << n << "x" << n << " matrix is not positive definite "
-                  << "(eigenvalue " << w[j] << ")";
-      f = std::log(w[j]);
-    } else {
-      f = std::exp(w[j]);
-    }
-    scaled.Row(j).Scale(f);
+    if (log && !(w(j) > 0.0))
+      CUCTX_ERR << name << ": the " << n << "x" << n << " matrix is not positive definite "
+                << "(eigenvalue " << w(j) << ")";
+    w(j) = log ? std::log(w(j)) : std::exp(w(j));
   }
+  Matrix<double> scaled(p);  // column j = f(w_j) * eigenvector j
+  scaled.MulColsVec(w);
   Matrix<double> result(n, n, kUndefined);
-  result.AddMatMat(1.0, z, kTrans, scaled, kNoTrans, 0.0);
+  result.AddMatMat(1.0, scaled, kNoTrans, p, kTrans, 0.0);
   for (MatrixIndexT r = 0; r < n; ++r)
     for (MatrixIndexT c = 0; c <= r; ++c) (*S)(r, c) = static_cast<Real>(result(r, c));
 }
