@@ -14,6 +14,10 @@
 
 namespace cuctx {
 
+namespace internal {
+class AllocatorImpl;  // cudamatrix/internal/cu-allocator-impl.h
+}  // namespace internal
+
 // A snapshot of CuMemoryAllocator's counters (GetStats()). Byte counts are block sizes, i.e.
 // requests rounded up to 256 bytes (and occasionally a little more when a block was not split).
 struct CuAllocatorStats {
@@ -253,8 +257,7 @@ class CuMemoryAllocator {
   CuAllocatorUpstream& Upstream();
 
  private:
-  class Impl;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<internal::AllocatorImpl> impl_;
 };
 
 // What ReplayAllocatorTrace() did.

@@ -1,5 +1,6 @@
 # cudamatrix/module.mk: device runtime, caching allocator, pinned staging, Cu containers, kernels.
-cudamatrix_SRCS  := cu-check.cc cu-device.cc cu-gemm-check.cc cu-allocator.cc \
+cudamatrix_SRCS  := cu-check.cc cu-device.cc cu-gemm-check.cc cu-allocator.cc cu-allocator-placement.cc \
+                    cu-allocator-thread-cache.cc cu-allocator-stats.cc cu-allocator-replay.cc \
                     cu-allocator-cuda.cc cu-allocator-options.cc cu-pinned.cc cu-copy.cc \
                     pinned-matrix.cc cu-storage.cc cu-array.cc cu-vector.cc cu-matrix.cc
 cudamatrix_CU    := cu-kernels-misc.cu cu-kernels-copy.cu cu-kernels-elementwise.cu \

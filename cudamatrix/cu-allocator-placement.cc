@@ -1,0 +1,326 @@
+// cudamatrix/cu-allocator-placement.cc: the free pools of CuMemoryAllocator: best fit with thread affinity, splitting,
+// joining, growth by new regions, out-of-memory recovery and giving regions back.
+// SPDX-License-Identifier: Apache-2.0
+#include "cudamatrix/internal/cu-allocator-impl.h"
+
+namespace cuctx {
+namespace internal {
+
+Block* AllocatorImpl::FindFree(size_t size, uint64 thread) {
+  if (!options_.thread_affinity) return FindFreeAnyOwner(size, thread);
+  Pool* own = FindThreadPool(thread);
+  Block* b = Better(own != nullptr ? own->BestFit(size) : nullptr, shared_.BestFit(size));
+  if (b != nullptr) return b;
+  // Blocks parked in this thread's cache are invisible to the pools until flushed.
+  if (FastPath()) {
+    const ThreadCache* mine = FindCache(thread);
+    if (mine != nullptr && FlushCaches(mine) > 0) {
+      own = FindThreadPool(thread);
+      b = Better(own != nullptr ? own->BestFit(size) : nullptr, shared_.BestFit(size));
+      if (b != nullptr) return b;
+    }
+  }
+  // Blocks made safe by an outside SynchronizeGpu() or by their thread's drained stream are
+  // shared before paying for a sync.
+  if (MoveSafeToShared() && (b = shared_.BestFit(size)) != nullptr) return b;
+  if (!OtherPoolFits(size, thread)) {
+    // Perhaps other threads' caches hold what is needed; a new region is the last resort.
+    if (!FastPath() || FlushCaches(nullptr) == 0) return nullptr;
+    if ((b = shared_.BestFit(size)) != nullptr) return b;
+    if (!OtherPoolFits(size, thread)) return nullptr;
+  }
+  SyncAndShareAll();
+  b = shared_.BestFit(size);
+  CUCTX_ASSERT(b != nullptr);  // joining only makes blocks larger
+  return b;
+}
+
+// The Kaldi policy (--cuda-allocator-thread-affinity=false): the lowest best fit of all pools,
+// with a sync when it was freed by another thread since the last sync.
+Block* AllocatorImpl::FindFreeAnyOwner(size_t size, uint64 thread) {
+  MoveSafeToShared();
+  Block* best = shared_.BestFit(size);
+  for (auto& p : thread_pools_) best = Better(best, p->BestFit(size));
+  if (best == nullptr || best->pool == &shared_ || best->pool->thread == thread) return best;
+  SyncAndShareAll();
+  return shared_.BestFit(size);
+}
+
+bool AllocatorImpl::OtherPoolFits(size_t size, uint64 thread) const {
+  for (const auto& p : thread_pools_)
+    if (p->thread != thread && p->tree.Max() >= size) return true;
+  return false;
+}
+
+void AllocatorImpl::SyncAndShareAll() {
+  // With the mutex held no Free can reach the pools between reading the counter and the sync;
+  // blocks parked meanwhile get the new cache epoch and stay unsafe.
+  const uint64 upto = free_counter_;
+  BumpCacheEpochs();
+  upstream_->SynchronizeAllStreams();
+  ++stats_.num_syncs;
+  NoteSynchronized(upto);
+  FlushCaches(nullptr);
+  MoveSafeToShared();
+}
+
+// Every block parked before this call becomes safe for all threads once a sync (or the owning
+// thread's stream wait) that starts after it has happened.
+void AllocatorImpl::BumpCacheEpochs() {
+  for (auto& c : caches_) {
+    OptionalLock lock(&c->mutex, Locking());
+    ++c->epoch;
+  }
+}
+
+void AllocatorImpl::NoteSynchronized(uint64 upto) {
+  last_sync_stamp_ = std::max(last_sync_stamp_, upto);
+  for (auto& p : thread_pools_) p->safe_upto = std::max(p->safe_upto, upto);
+}
+
+bool AllocatorImpl::MoveSafeToShared() {
+  bool moved = false;
+  std::vector<Block*> moving;
+  for (auto& p : thread_pools_) {
+    if (p->safe_upto <= p->moved_upto) continue;
+    moving.clear();
+    for (const FreeEntry& e : p->blocks)
+      if (e.block->stamp <= p->safe_upto) moving.push_back(e.block);
+    // Each step only removes blocks of the shared pool (by joining), never others of `p`.
+    for (Block* b : moving) {
+      p->Erase(b);
+      shared_.Insert(Coalesce(b, &shared_));
+    }
+    p->moved_upto = p->safe_upto;
+    moved |= !moving.empty();
+  }
+  if (thread_pools_.size() > kMaxIdlePools) {
+    thread_pools_.erase(
+        std::remove_if(thread_pools_.begin(), thread_pools_.end(),
+                       [](const std::unique_ptr<Pool>& p) { return p->blocks.empty(); }),
+        thread_pools_.end());
+  }
+  return moved;
+}
+
+// Joins `b` (in no pool) with its free neighbours of `pool` and, when they are not much larger
+// than the block so far, of the shared pool. A thread that frees the block next to a big shared
+// block (typically the untouched rest of a region) must not take all of it into its own pool:
+// the next thread would then find the shared pool empty and have to sync.
+Block* AllocatorImpl::Coalesce(Block* b, Pool* pool) {
+  auto joinable = [&](const Block* n) {
+    return n != nullptr && n->pool != nullptr &&
+           (n->pool == pool || (n->pool == &shared_ && (pool == &shared_ || n->size <= b->size)));
+  };
+  for (;;) {
+    Block* l = b->prev;
+    if (joinable(l)) {
+      l->pool->Erase(l);
+      b = Join(l, b);
+      continue;
+    }
+    Block* r = b->next;
+    if (joinable(r)) {
+      r->pool->Erase(r);
+      b = Join(b, r);
+      continue;
+    }
+    return b;
+  }
+}
+
+Block* AllocatorImpl::Join(Block* left, Block* right) {
+  left->size += right->size;
+  left->next = right->next;
+  if (left->next != nullptr) left->next->prev = left;
+  left->stamp = std::max(left->stamp, right->stamp);
+  RecycleBlock(right);
+  return left;
+}
+
+void AllocatorImpl::Take(Block* b, size_t size) {
+  Pool* pool = b->pool;
+  pool->Erase(b);
+  const size_t rest = b->size - size;
+  if (rest >= SplitThreshold(size)) {
+    Block* r = NewBlock();
+    r->begin = b->begin + size;
+    r->size = rest;
+    r->region = b->region;
+    r->sub = SubOf(r->region, r->begin);
+    r->thread = b->thread;
+    r->stamp = b->stamp;
+    r->prev = b;
+    r->next = b->next;
+    if (r->next != nullptr) r->next->prev = r;
+    b->next = r;
+    b->size = size;
+    pool->Insert(r);
+  }
+  ++b->region->num_used;
+  InsertUsed(b);
+  NoteInUse(b->size);
+}
+
+Block* AllocatorImpl::Grow(size_t size) {
+  const size_t need = RoundUp(size, quantum_);
+  size_t bytes = need;
+  if (!first_region_done_) {
+    first_region_done_ = true;
+    if (options_.memory_proportion > 0) {
+      size_t free_bytes = 0, total_bytes = 0;
+      upstream_->MemoryInfo(&free_bytes, &total_bytes);
+      const size_t share =
+          static_cast<size_t>(free_bytes * static_cast<double>(options_.memory_proportion));
+      bytes = std::max(need, share / quantum_ * quantum_);
+    }
+  }
+  void* ptr = UpstreamAllocate(bytes);
+  if (ptr == nullptr && bytes > need) ptr = UpstreamAllocate(bytes = need);
+  if (ptr == nullptr) {
+    // Recovery, cheapest first: join what other threads freed, then give back whole free regions.
+    FlushCaches(nullptr);
+    bool any_thread_blocks = false;
+    for (auto& p : thread_pools_) any_thread_blocks |= !p->blocks.empty();
+    if (any_thread_blocks) {
+      SyncAndShareAll();
+      if (Block* b = shared_.BestFit(size)) return b;
+    }
+    if (ReleaseFreeRegionsLocked() > 0) ptr = UpstreamAllocate(bytes = need);
+    // A region of exactly the request may still fit where a whole quantum does not.
+    if (ptr == nullptr && need > size) ptr = UpstreamAllocate(bytes = size);
+    if (ptr == nullptr)
+      ThrowOutOfMemory(size, "the upstream failed even after releasing the cache");
+  }
+  return AddRegion(static_cast<char*>(ptr), bytes);
+}
+
+void* AllocatorImpl::UpstreamAllocate(size_t bytes) {
+  const auto start = std::chrono::steady_clock::now();
+  void* ptr = upstream_->Allocate(bytes);
+  stats_.upstream_alloc_seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (ptr == nullptr) {
+    ++stats_.num_upstream_failures;
+  } else {
+    ++stats_.num_upstream_allocs;
+    CUCTX_CHECK(reinterpret_cast<uintptr_t>(ptr) % kAlign == 0)
+        << "upstream " << upstream_->Name() << " returned " << ptr << ", not 256-byte aligned";
+  }
+  return ptr;
+}
+
+Block* AllocatorImpl::AddRegion(char* base, size_t bytes) {
+  auto region = std::make_unique<Region>();
+  region->base = base;
+  region->size = bytes;
+  region->first_sub = num_subs_;
+  region->num_subs = RoundUp(bytes, quantum_) / quantum_;
+  num_subs_ += region->num_subs;
+  Block* b = NewBlock();
+  b->begin = base;
+  b->size = bytes;
+  b->region = region.get();
+  b->sub = region->first_sub;
+  region->first = b;
+  regions_.push_back(std::move(region));
+  stats_.held_bytes += bytes;
+  stats_.peak_held_bytes = std::max(stats_.peak_held_bytes, stats_.held_bytes);
+  if (num_subs_ > tree_leaves_) {
+    while (tree_leaves_ < num_subs_) tree_leaves_ *= 2;
+    Renumber();
+  }
+  shared_.Insert(b);
+  return b;
+}
+
+size_t AllocatorImpl::ReleaseCachedMemory() {
+  OptionalLock lock(&mutex_, Locking());
+  if (!options_.cache_memory) return 0;
+  FlushCaches(nullptr);
+  return ReleaseFreeRegionsLocked();
+}
+
+size_t AllocatorImpl::ReleaseFreeRegionsLocked() {
+  size_t released = 0;
+  for (auto it = regions_.begin(); it != regions_.end();) {
+    Region* r = it->get();
+    if (r->num_used != 0) {
+      ++it;
+      continue;
+    }
+    for (Block* b = r->first; b != nullptr;) {
+      Block* next = b->next;
+      b->pool->Erase(b);
+      RecycleBlock(b);
+      b = next;
+    }
+    upstream_->Release(r->base, r->size);
+    ++stats_.num_upstream_releases;
+    stats_.held_bytes -= r->size;
+    released += r->size;
+    it = regions_.erase(it);
+  }
+  if (released > 0) Renumber();
+  return released;
+}
+
+// Gives the regions consecutive sub-region numbers again and rebuilds every pool's keys and tree.
+void AllocatorImpl::Renumber() {
+  std::vector<Block*> free_blocks;
+  std::vector<Pool*> pools = {&shared_};
+  for (auto& p : thread_pools_) pools.push_back(p.get());
+  for (Pool* p : pools) {
+    for (const FreeEntry& e : p->blocks) free_blocks.push_back(e.block);
+    p->blocks.clear();
+    p->bytes = 0;
+  }
+  num_subs_ = 0;
+  for (auto& r : regions_) {
+    r->first_sub = num_subs_;
+    num_subs_ += r->num_subs;
+    for (Block* b = r->first; b != nullptr; b = b->next) b->sub = SubOf(r.get(), b->begin);
+  }
+  tree_leaves_ = std::max<size_t>(tree_leaves_, num_subs_);
+  for (Pool* p : pools) p->tree.Reset(tree_leaves_);
+  for (Block* b : free_blocks) b->pool->Insert(b);
+}
+
+Pool* AllocatorImpl::FindThreadPool(uint64 thread) {
+  for (auto& p : thread_pools_)
+    if (p->thread == thread) return p.get();
+  return nullptr;
+}
+
+Pool* AllocatorImpl::ThreadPool(uint64 thread) {
+  if (Pool* p = FindThreadPool(thread)) return p;
+  thread_pools_.push_back(std::make_unique<Pool>(thread, &block_nodes_));
+  thread_pools_.back()->tree.Reset(tree_leaves_);
+  return thread_pools_.back().get();
+}
+
+Block* AllocatorImpl::NewBlock() {
+  ++num_blocks_;
+  if (spare_blocks_.empty()) {
+    block_storage_.emplace_back();
+    return &block_storage_.back();
+  }
+  Block* b = spare_blocks_.back();
+  spare_blocks_.pop_back();
+  *b = Block();
+  return b;
+}
+
+void AllocatorImpl::RecycleBlock(Block* b) {
+  --num_blocks_;
+  spare_blocks_.push_back(b);
+}
+
+size_t AllocatorImpl::LargestFreeBlock() const {
+  size_t largest = shared_.tree.Max();
+  for (const auto& p : thread_pools_) largest = std::max(largest, p->tree.Max());
+  return largest;
+}
+
+}  // namespace internal
+}  // namespace cuctx

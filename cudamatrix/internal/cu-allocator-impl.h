@@ -1,0 +1,408 @@
+// cudamatrix/internal/cu-allocator-impl.h: the insides of CuMemoryAllocator, shared by its files.
+// SPDX-License-Identifier: Apache-2.0
+//
+// Private: included only by cudamatrix/cu-allocator*.cc, never installed. The allocator is split by
+// responsibility (see cu-allocator.h for the design and its notes):
+//   cu-allocator.cc               the public class, entry points, frees, syncs, construction
+//   cu-allocator-placement.cc     free pools: best fit, splitting, joining, growth, release
+//   cu-allocator-expandable.cc    expandable (VMM) regions: map on growth, unmap free chunks
+//   cu-allocator-thread-cache.cc  per-thread caches of freed blocks and the map of blocks in use
+//   cu-allocator-stats.cc         statistics, error messages and the trace writer
+//   cu-allocator-replay.cc        ReplayAllocatorTrace()
+//   cu-allocator-cuda.cc, cu-allocator-vmm.cc   the CUDA upstreams (cudaMalloc; VMM)
+//   internal/cu-allocator-locks.h  the locks
+#ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_ALLOCATOR_IMPL_H_
+#define CUCTX_CUDAMATRIX_INTERNAL_CU_ALLOCATOR_IMPL_H_
+
+#include "base/error.h"
+#include "base/types.h"
+#include "cudamatrix/cu-allocator.h"
+#include "cudamatrix/internal/cu-allocator-locks.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <deque>
+#include <iomanip>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace cuctx {
+namespace internal {
+
+constexpr size_t kAlign = CuMemoryAllocator::kAlignment;
+// cudaErrorMemoryAllocation: the status of every OutOfMemoryError thrown here, whatever the
+// upstream.
+constexpr int kOutOfMemoryStatus = 2;
+// Larger requests could not be represented in a FreeEntry key, and no device has that much.
+constexpr size_t kMaxRequestBytes = size_t{1} << 46;
+// Empty per-thread pools are kept (their trees are costly to rebuild) unless there are more.
+constexpr size_t kMaxIdlePools = 16;
+// Per-thread caches: at most this many parked blocks, each at most kMaxCachedBlock bytes, in the
+// small slots; larger blocks go to the large slots (--cuda-allocator-thread-cache-large-blocks).
+constexpr size_t kMaxCachedBlocks = 16;
+constexpr size_t kMaxCachedBlock = size_t{4} << 20;
+// Blocks in use are found through this many independently locked hash maps.
+constexpr size_t kUsedShards = 256;  // a power of two
+
+inline size_t RoundUp(size_t n, size_t multiple) {
+  return (n + multiple - 1) / multiple * multiple;
+}
+
+inline std::string Mib(size_t bytes) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1) << bytes / 1048576.0 << " MiB";
+  return os.str();
+}
+
+// A request is handed a whole block unless the rest is worth keeping: at least 1/8 of the request
+// (capped at 1 MiB, so that big requests waste at most 1 MiB) and at least 256 bytes.
+inline size_t SplitThreshold(size_t size) {
+  return std::max(kAlign, RoundUp(std::min<size_t>(size / 8, size_t{1} << 20), kAlign));
+}
+
+struct Pool;
+struct Region;
+
+struct Block {
+  char* begin = nullptr;
+  size_t size = 0;
+  size_t sub = 0;         // sub-region that contains `begin`
+  Block* prev = nullptr;  // address-order neighbours in the same region
+  Block* next = nullptr;
+  Region* region = nullptr;
+  Pool* pool = nullptr;  // the free pool holding it; nullptr while in use
+  uint64 thread = 0;     // thread that freed it last (0: never freed)
+  uint64 stamp = 0;      // value of the free counter when it was freed
+};
+
+struct Region {
+  char* base = nullptr;
+  size_t size = 0;
+  size_t first_sub = 0;
+  size_t num_subs = 0;
+  int64 num_used = 0;  // blocks in use; 0 means the region may be given back
+  Block* first = nullptr;
+};
+
+// A free block as its pool's ordered set holds it: (sub-region, size) packed into one word, then
+// the address, so that comparisons never touch the Block itself. lower_bound({Key(s, n), 0}) is
+// the best fit in sub-region s. Sizes are multiples of 256, so 40 bits of size/256 cover 256 TiB
+// (requests are capped well below that) and 24 bits cover 16M sub-regions.
+struct FreeEntry {
+  static constexpr int kSizeBits = 40;
+  static uint64 Key(size_t sub, size_t size) {
+    return (static_cast<uint64>(sub) << kSizeBits) | (static_cast<uint64>(size) / kAlign);
+  }
+  static size_t SubOf(uint64 key) { return static_cast<size_t>(key >> kSizeBits); }
+  static size_t SizeOf(uint64 key) {
+    return static_cast<size_t>(key & ((uint64{1} << kSizeBits) - 1)) * kAlign;
+  }
+  explicit FreeEntry(const Block* b)
+      : key(Key(b->sub, b->size)),
+        addr(reinterpret_cast<uintptr_t>(b->begin)),
+        block(const_cast<Block*>(b)) {}
+  FreeEntry(uint64 k, uintptr_t a) : key(k), addr(a), block(nullptr) {}
+  bool operator<(const FreeEntry& o) const { return key != o.key ? key < o.key : addr < o.addr; }
+
+  uint64 key;
+  uintptr_t addr;
+  Block* block;
+};
+
+using BlockSet = std::set<FreeEntry>;
+using UsedMap = std::unordered_map<void*, Block*>;
+
+// Recycled tree nodes: Malloc and Free move blocks between sets all the time, and reusing the
+// nodes (C++17 node handles) keeps the heap allocator out of the hot paths.
+template <typename Container>
+class NodeCache {
+ public:
+  using Node = typename Container::node_type;
+  void Put(Node node) {
+    if (nodes_.size() < kMaxNodes) nodes_.push_back(std::move(node));
+  }
+  bool Empty() const { return nodes_.empty(); }
+  Node Take() {
+    Node node = std::move(nodes_.back());
+    nodes_.pop_back();
+    return node;
+  }
+
+ private:
+  static constexpr size_t kMaxNodes = 4096;
+  std::vector<Node> nodes_;
+};
+
+// A max segment tree over sub-regions: leaf i holds the largest free block of one pool starting
+// in sub-region i, so "lowest sub-region with a block of >= n bytes" is one walk from the root.
+class MaxTree {
+ public:
+  static constexpr size_t kNone = std::numeric_limits<size_t>::max();
+
+  void Reset(size_t num_leaves) {
+    leaves_ = 1;
+    while (leaves_ < num_leaves) leaves_ *= 2;
+    nodes_.assign(2 * leaves_, 0);
+  }
+  size_t Max() const { return nodes_.empty() ? 0 : nodes_[1]; }
+  size_t Leaf(size_t i) const { return nodes_[leaves_ + i]; }
+  void Set(size_t i, size_t value) {
+    size_t k = leaves_ + i;
+    nodes_[k] = value;
+    for (k /= 2; k >= 1; k /= 2) {
+      const size_t m = std::max(nodes_[2 * k], nodes_[2 * k + 1]);
+      if (nodes_[k] == m) break;  // ancestors depend on nodes_[k] only
+      nodes_[k] = m;
+    }
+  }
+  size_t FindFirst(size_t n) const {
+    if (Max() < n) return kNone;
+    size_t k = 1;
+    while (k < leaves_) {
+      k *= 2;
+      if (nodes_[k] < n) ++k;
+    }
+    return k - leaves_;
+  }
+
+ private:
+  size_t leaves_ = 0;
+  std::vector<size_t> nodes_;
+};
+
+// Free blocks that may go to the same threads without a sync: those one thread freed (thread != 0)
+// or, for the shared pool (thread == 0), those every thread may take.
+struct Pool {
+  Pool(uint64 owner, NodeCache<BlockSet>* node_cache) : thread(owner), nodes(node_cache) {}
+
+  size_t LargestIn(size_t sub) const {
+    auto it = blocks.lower_bound(FreeEntry(FreeEntry::Key(sub + 1, 0), 0));
+    if (it == blocks.begin()) return 0;
+    --it;
+    return FreeEntry::SubOf(it->key) == sub ? FreeEntry::SizeOf(it->key) : 0;
+  }
+  void Insert(Block* b) {
+    b->pool = this;
+    if (nodes->Empty()) {
+      blocks.emplace(b);
+    } else {
+      BlockSet::node_type node = nodes->Take();
+      node.value() = FreeEntry(b);
+      blocks.insert(std::move(node));
+    }
+    if (tree.Leaf(b->sub) < b->size) tree.Set(b->sub, b->size);
+    bytes += b->size;
+  }
+  void Erase(Block* b) {
+    nodes->Put(blocks.extract(FreeEntry(b)));
+    b->pool = nullptr;
+    bytes -= b->size;
+    if (tree.Leaf(b->sub) == b->size) tree.Set(b->sub, LargestIn(b->sub));
+  }
+  // Best fit in the lowest sub-region that can hold `size`, or nullptr.
+  Block* BestFit(size_t size) const {
+    const size_t sub = tree.FindFirst(size);
+    if (sub == MaxTree::kNone) return nullptr;
+    auto it = blocks.lower_bound(FreeEntry(FreeEntry::Key(sub, size), 0));
+    CUCTX_ASSERT(it != blocks.end() && FreeEntry::SubOf(it->key) == sub);
+    return it->block;
+  }
+
+  uint64 thread;
+  NodeCache<BlockSet>* nodes;
+  BlockSet blocks;
+  MaxTree tree;
+  size_t bytes = 0;
+  uint64 safe_upto = 0;   // blocks stamped <= this are safe for every thread (sync or drained)
+  uint64 moved_upto = 0;  // ... and those have been moved to the shared pool
+};
+
+// The better of two candidates: lower sub-region, then the smaller (tighter) block; `a` on ties.
+inline Block* Better(Block* a, Block* b) {
+  if (a == nullptr) return b;
+  if (b == nullptr) return a;
+  if (b->sub != a->sub) return b->sub < a->sub ? b : a;
+  return b->size < a->size ? b : a;
+}
+
+// A block parked in a thread cache and the cache's epoch when it was parked.
+struct Parked {
+  Block* block;
+  uint64 epoch;
+};
+
+// One list of parked blocks (the small or the large slots of a thread cache), oldest first.
+struct ParkedList {
+  std::vector<Parked> blocks;
+  size_t bytes = 0;
+
+  // Takes out the newest block that the core would hand out for `size` without splitting it.
+  Block* Take(size_t size) {
+    const size_t slack = SplitThreshold(size);
+    for (size_t i = blocks.size(); i-- > 0;) {
+      Block* b = blocks[i].block;
+      if (b->size >= size && b->size - size < slack) {
+        blocks.erase(blocks.begin() + static_cast<std::ptrdiff_t>(i));
+        bytes -= b->size;
+        return b;
+      }
+    }
+    return nullptr;
+  }
+  void Push(Block* b, uint64 epoch) {
+    blocks.push_back({b, epoch});
+    bytes += b->size;
+  }
+  // Moves the oldest block to `evicted`, marked safe when it was parked before `epoch`.
+  void EvictOldest(uint64 epoch, std::vector<std::pair<Block*, bool>>* evicted) {
+    const Parked& oldest = blocks.front();
+    evicted->emplace_back(oldest.block, oldest.epoch < epoch);
+    bytes -= oldest.block->size;
+    blocks.erase(blocks.begin());
+  }
+  bool Holds(const char* begin) const {
+    for (const Parked& p : blocks)
+      if (p.block->begin == begin) return true;
+    return false;
+  }
+};
+
+// Blocks a thread freed and may take back without the allocator's mutex (see NOTE ON THE THREAD
+// CACHE in the header). The core counts them as in use; only this cache knows they are free.
+// Aligned so that two threads' caches never share a cache line.
+struct alignas(64) ThreadCache {
+  explicit ThreadCache(uint64 owner) : thread(owner) {}
+  SpinLock mutex;  // its thread on every fast call (uncontended); the core to flush it
+  const uint64 thread;
+  ParkedList small;  // blocks of up to the small-slot limit; thread_cache_mb in all
+  ParkedList large;  // larger blocks, at most thread_cache_large_blocks of them
+  uint64 epoch = 0;  // bumped when its thread's stream drained or after a sync, so blocks
+                     // parked in an earlier epoch are safe for every thread
+  int64 hits = 0;    // Malloc calls served from here
+  int64 parked = 0;  // Free calls that ended here
+};
+
+// One slice of the map from the address of a block in use to its Block.
+struct alignas(64) UsedShard {
+  SpinLock mutex;
+  UsedMap map;
+  NodeCache<UsedMap> nodes;
+};
+
+inline size_t ShardOf(const void* ptr) {
+  // Fibonacci hashing of the 256-byte granule: neighbouring blocks land in different shards.
+  const uint64 granule = reinterpret_cast<uintptr_t>(ptr) >> 8;
+  return static_cast<size_t>((granule * 0x9E3779B97F4A7C15ull) >> 56) & (kUsedShards - 1);
+}
+
+class AllocatorImpl {
+ public:
+  AllocatorImpl(const CuAllocatorOptions& options, std::unique_ptr<CuAllocatorUpstream> upstream);
+  ~AllocatorImpl();
+
+  void* Malloc(size_t bytes);
+  void* MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch);
+  void Free(void* ptr);
+  void SynchronizeGpu();
+  void NoteThreadStreamSynchronized();
+  size_t ReleaseCachedMemory();
+  CuAllocatorStats GetStats();
+
+  SpinThenBlockMutex mutex_;
+  std::atomic<bool> multi_threaded_{false};
+  std::atomic<bool> debug_stride_{false};
+  CuAllocatorOptions options_;
+  std::unique_ptr<CuAllocatorUpstream> upstream_;
+
+ private:
+  bool Locking() const { return multi_threaded_.load(std::memory_order_acquire); }
+  // The thread caches only pay off when threads would contend for the mutex; a single thread
+  // gets the exact placement and statistics of the pools.
+  bool FastPath() const { return fast_path_ && Locking(); }
+  void* AllocateLocked(size_t size);
+  void* AllocateDirect(size_t size);
+  void FreeDirect(void* ptr, uint64 thread);
+  void FreeBlock(Block* b, uint64 thread, bool safe = false);
+  ThreadCache* CacheOf(uint64 thread);
+  ThreadCache* FindCache(uint64 thread);
+  void* CacheMalloc(size_t size, uint64 thread);
+  bool CacheFree(Block* b, uint64 thread, std::vector<std::pair<Block*, bool>>* evicted);
+  size_t FlushCaches(const ThreadCache* only);
+  void BumpCacheEpochs();
+  void InsertUsed(Block* b);
+  Block* RemoveUsed(void* ptr);
+  size_t NumUsed();
+  Block* FindFree(size_t size, uint64 thread);
+  Block* FindFreeAnyOwner(size_t size, uint64 thread);
+  Block* Grow(size_t size);
+  void* UpstreamAllocate(size_t bytes);
+  Block* AddRegion(char* base, size_t bytes);
+  void Take(Block* b, size_t size);
+  Block* Coalesce(Block* b, Pool* pool);
+  Block* Join(Block* left, Block* right);
+  void SyncAndShareAll();
+  void NoteSynchronized(uint64 upto);
+  bool MoveSafeToShared();
+  size_t ReleaseFreeRegionsLocked();
+  void Renumber();
+  Pool* FindThreadPool(uint64 thread);
+  Pool* ThreadPool(uint64 thread);
+  bool OtherPoolFits(size_t size, uint64 thread) const;
+  size_t LargestFreeBlock() const;
+  Block* NewBlock();
+  void RecycleBlock(Block* b);
+  size_t SubOf(const Region* r, const char* addr) const {
+    return r->first_sub + static_cast<size_t>(addr - r->base) / quantum_;
+  }
+  [[noreturn]] void ThrowOutOfMemory(size_t bytes, const char* why);
+  [[noreturn]] void ThrowBadFree(void* ptr);
+  void NoteInUse(size_t bytes);
+  void TraceAlloc(void* ptr, uint64 thread, char kind, size_t a, size_t b);
+  void TraceFree(void* ptr, uint64 thread);
+  void TraceEvent(char kind, uint64 thread);
+  size_t TraceThread(uint64 thread);
+
+  size_t quantum_;
+  std::vector<std::unique_ptr<Region>> regions_;  // in sub-region order
+  size_t num_subs_ = 0;
+  size_t tree_leaves_ = 1;
+  NodeCache<BlockSet> block_nodes_;
+  Pool shared_{0, &block_nodes_};
+  std::vector<std::unique_ptr<Pool>> thread_pools_;
+  UsedShard used_[kUsedShards];
+  const uint64 id_;               // tells this allocator's entries in the thread_local slot apart
+  bool fast_path_ = false;        // thread caches allowed (caching, thread affinity, no trace)
+  size_t cache_capacity_ = 0;     // bytes of the small slots per thread cache
+  size_t small_limit_ = 0;        // largest block for the small slots
+  size_t large_slots_ = 0;        // large slots per thread cache
+  size_t cache_max_request_ = 0;  // largest request the thread caches can serve
+  std::vector<std::unique_ptr<ThreadCache>> caches_;  // grows only; guarded by mutex_
+  std::unordered_map<void*, size_t> direct_;          // pass-through mode: live pointer -> bytes
+  std::deque<Block> block_storage_;
+  std::vector<Block*> spare_blocks_;
+  uint64 free_counter_ = 0;     // stamps; incremented on every Free
+  uint64 last_sync_stamp_ = 0;  // blocks stamped <= this are safe for every thread
+  bool first_region_done_ = false;
+  std::atomic<uint32> pitch_calls_{0};
+  CuAllocatorStats stats_;
+  int64 num_blocks_ = 0;
+
+  std::FILE* trace_ = nullptr;
+  std::unordered_map<void*, uint64> trace_ids_;
+  uint64 next_trace_id_ = 1;
+  std::vector<uint64> trace_threads_;
+};
+
+}  // namespace internal
+}  // namespace cuctx
+
+#endif  // CUCTX_CUDAMATRIX_INTERNAL_CU_ALLOCATOR_IMPL_H_
