@@ -11,9 +11,13 @@ void CuAllocatorOptions::Register(OptionsItf* opts) {
   opts->Register("cuda-cache-memory", &cache_memory,
                  "Cache device memory in large regions; false sends every allocation straight to "
                  "cudaMalloc/cudaFree (use with compute-sanitizer)");
+  opts->Register("cuda-allocator-upstream", &upstream,
+                 "Where device memory comes from: vmm (map memory into one reserved address "
+                 "range as the cache grows; falls back to cuda where the driver or device lacks "
+                 "virtual memory management) or cuda (cudaMalloc regions)");
   opts->Register("cuda-memory-proportion", &memory_proportion,
-                 "Fraction of the device's free memory taken as the first region of the cache; "
-                 "later regions grow by what a request needs. 0 = grow on demand only");
+                 "Fraction of the device's free memory taken up front (Kaldi's default is 0.5); "
+                 "afterwards the cache grows by what a request needs. 0 = grow on demand only");
   opts->Register("cuda-region-quantum-mb", &region_quantum_mb,
                  "Regions after the first are requests rounded up to this many MiB; also the "
                  "sub-region size of the allocator");
@@ -34,6 +38,8 @@ void CuAllocatorOptions::Register(OptionsItf* opts) {
 }
 
 void CuAllocatorOptions::Check() const {
+  CUCTX_CHECK(upstream == "vmm" || upstream == "cuda")
+      << "--cuda-allocator-upstream must be vmm or cuda, got '" << upstream << "'";
   CUCTX_CHECK(memory_proportion >= 0.0f && memory_proportion <= 0.99f)
       << "--cuda-memory-proportion must be in [0, 0.99], got " << memory_proportion;
   CUCTX_CHECK(region_quantum_mb >= 1 && region_quantum_mb <= (1 << 20))

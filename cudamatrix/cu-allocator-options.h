@@ -17,8 +17,14 @@ class OptionsItf;
 //   --cuda-cache-memory             (bool, true)   false: every Malloc/Free goes straight to the
 //                                                  upstream (cudaMalloc/cudaFree), for
 //                                                  compute-sanitizer
-//   --cuda-memory-proportion        (float, 0.5)   the first region is this fraction of the
-//                                                  device's free memory; 0 = grow on demand only
+//   --cuda-allocator-upstream       (string, vmm)  where device memory comes from: "vmm" maps
+//                                                  memory into one reserved address range as
+//                                                  the pool grows (expandable; falls back to
+//                                                  "cuda" where the driver or device lacks VMM),
+//                                                  "cuda" takes cudaMalloc regions
+//   --cuda-memory-proportion        (float, 0)     take this fraction of the device's free
+//                                                  memory up front (Kaldi's default is 0.5);
+//                                                  0 = grow on demand only
 //   --cuda-region-quantum-mb        (int32, 32)    later regions are the request rounded up to
 //                                                  this; it is also the sub-region size
 //   --cuda-allocator-thread-affinity (bool, true)  prefer blocks the calling thread freed itself
@@ -32,7 +38,8 @@ class OptionsItf;
 //   --cuda-allocator-trace          (string, "")   write every Malloc/Free to this file as text
 struct CuAllocatorOptions {
   bool cache_memory = true;
-  BaseFloat memory_proportion = 0.5f;
+  std::string upstream = "vmm";
+  BaseFloat memory_proportion = 0.0f;
   int32 region_quantum_mb = 32;
   bool thread_affinity = true;
   int32 thread_cache_mb = 16;
@@ -42,9 +49,9 @@ struct CuAllocatorOptions {
   // Registers the options above under their --cuda-* names.
   void Register(OptionsItf* opts);
 
-  // Throws cuctx::Error naming the option when a value is out of range: memory_proportion must be
-  // in [0, 0.99], region_quantum_mb in [1, 1048576], thread_cache_mb in [0, 65536],
-  // thread_cache_large_blocks in [0, 64].
+  // Throws cuctx::Error naming the option when a value is out of range: upstream must be "vmm" or
+  // "cuda", memory_proportion in [0, 0.99], region_quantum_mb in [1, 1048576], thread_cache_mb
+  // in [0, 65536], thread_cache_large_blocks in [0, 64].
   void Check() const;
 
   // region_quantum_mb in bytes.

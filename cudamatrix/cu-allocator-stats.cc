@@ -149,6 +149,11 @@ std::string CuAllocatorStats::ToJson() const {
      << ",\"num_upstream_allocs\":" << num_upstream_allocs
      << ",\"num_upstream_failures\":" << num_upstream_failures
      << ",\"num_upstream_releases\":" << num_upstream_releases
+     << ",\"map_granularity\":" << map_granularity << ",\"reserved_bytes\":" << reserved_bytes
+     << ",\"num_upstream_maps\":" << num_upstream_maps
+     << ",\"num_upstream_map_failures\":" << num_upstream_map_failures
+     << ",\"num_upstream_unmaps\":" << num_upstream_unmaps
+     << ",\"unmapped_bytes_total\":" << unmapped_bytes_total
      << ",\"num_oom_errors\":" << num_oom_errors << std::setprecision(9)
      << ",\"upstream_alloc_seconds\":" << upstream_alloc_seconds
      << ",\"fragmentation\":" << Fragmentation()
@@ -171,8 +176,12 @@ std::string CuAllocatorStats::ToString() const {
      << SyncsPer1000Frees() << " per 1000 frees), " << num_external_syncs << " other syncs, "
      << num_stream_sync_notes << " drained-stream notes; upstream: " << num_upstream_allocs
      << " allocations in " << std::setprecision(4) << upstream_alloc_seconds << " s, "
-     << num_upstream_failures << " failed, " << num_upstream_releases << " releases; "
-     << num_oom_errors << " out-of-memory errors";
+     << num_upstream_failures << " failed, " << num_upstream_releases << " releases";
+  if (map_granularity != 0)
+    os << "; expandable: " << Mib(reserved_bytes) << " reserved, " << num_upstream_maps << " maps ("
+       << num_upstream_map_failures << " failed), " << num_upstream_unmaps << " unmapped ranges ("
+       << Mib(unmapped_bytes_total) << ") in " << Mib(map_granularity) << " granules";
+  os << "; " << num_oom_errors << " out-of-memory errors";
   return os.str();
 }
 

@@ -3,13 +3,20 @@
 //
 // CuMemoryAllocator (cu-allocator.h) does all of its placement on its own; the only things it needs
 // from the device are in CuAllocatorUpstream below: get and release a large region, order all
-// threads' streams (SynchronizeGpu), report free/total memory and name the calling thread. Two
-// implementations exist:
+// threads' streams (SynchronizeGpu), report free/total memory and name the calling thread; and,
+// where the device can, reserve address space and map memory into it chunk by chunk (virtual
+// memory management, "expandable" regions). Three implementations exist:
+//   - NewVmmAllocatorUpstream(): the CUDA driver's VMM API (cuMemAddressReserve, cuMemCreate,
+//     cuMemMap, cuMemSetAccess, cuMemUnmap, cuMemRelease) on the current device, reached through
+//     cudaGetDriverEntryPoint so that nothing links against libcuda (cu-allocator-vmm.cc); its
+//     Allocate/Release are cudaMalloc/cudaFree (pass-through mode);
 //   - NewCudaAllocatorUpstream(): cudaMalloc / cudaFree / cudaMemGetInfo on the current device
-//     (cu-allocator-cuda.cc, the only other file besides cu-allocator.cc that calls cudaMalloc);
+//     (cu-allocator-cuda.cc); no expandable regions;
 //   - test::HostAllocatorUpstream (tests/cudamatrix/host-allocator-upstream.h): aligned host
-//     memory with a capacity limit and call counters, so that the allocator's bookkeeping, its
-//     out-of-memory path and its thread rule are tested on machines without a GPU.
+//     memory with a capacity limit and call counters, and optionally a VMM-like mode over mmap, so
+//     that the allocator's bookkeeping, its growth, its out-of-memory path and its thread rule
+//     are tested on machines without a GPU.
+// Only cu-allocator-cuda.cc and cu-allocator-vmm.cc may call cudaMalloc/cudaFree or cuMem*.
 #ifndef CUCTX_CUDAMATRIX_CU_ALLOCATOR_UPSTREAM_H_
 #define CUCTX_CUDAMATRIX_CU_ALLOCATOR_UPSTREAM_H_
 
@@ -20,6 +27,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cuctx {
 
@@ -61,6 +70,34 @@ class CuAllocatorUpstream {
 
   // What this upstream is, for messages ("CUDA device 0", "host memory").
   virtual std::string Name() const = 0;
+
+  // ---- Expandable regions (virtual memory management) ----------------------------------------
+  // An upstream that can reserve address space and map memory into it returns its mapping
+  // granularity in bytes (a multiple of 256; 2 MiB for CUDA on the H100), else 0 (the default);
+  // the allocator then uses expandable regions (see "Growth" in cu-allocator.h) and calls the
+  // methods below, which the others never see. Every address and size passed to them is a
+  // multiple of MapGranularity().
+
+  virtual size_t MapGranularity() const { return 0; }
+
+  // Reserves `bytes` of address space with no memory behind it, aligned to the granularity.
+  // Returns nullptr when no address space is left; other failures throw.
+  virtual void* Reserve(size_t bytes);
+
+  // Maps fresh memory at [addr, addr + bytes), inside a range from Reserve() where nothing is
+  // mapped, one granule at a time so that each granule can later be unmapped on its own, and
+  // makes it readable and writable by the owning device. Returns false, with nothing mapped, when
+  // the device's memory is exhausted; other failures throw.
+  virtual bool Map(void* addr, size_t bytes);
+
+  // Unmaps each of `ranges` (wholly mapped) and gives its memory back to the device. First waits
+  // for all device work queued so far by any thread, since kernels may still use the memory (the
+  // driver's unmap does not wait the way cudaFree does). Never throws: failures are logged.
+  virtual void Unmap(const std::vector<std::pair<void*, size_t>>& ranges) noexcept;
+
+  // Gives back address space from Reserve(), with the size it was reserved with; nothing may be
+  // mapped in it any more. Never throws.
+  virtual void Unreserve(void* base, size_t bytes) noexcept;
 };
 
 // A CuAllocatorUpstream over the CUDA runtime of the calling thread's current device.
@@ -71,6 +108,15 @@ class CuAllocatorUpstream {
 // (CUDA=0) this throws cuctx::Error.
 std::unique_ptr<CuAllocatorUpstream> NewCudaAllocatorUpstream(
     std::function<void()> synchronize_gpu = nullptr);
+
+// A CuAllocatorUpstream over the CUDA driver's virtual memory management API for the calling
+// thread's current device (expandable regions), with `synchronize_gpu` as above. Returns nullptr
+// and sets *why_not (if given) to the reason when VMM cannot be used: a build without CUDA, no
+// driver, a driver without the entry points, or a device without
+// CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED. The caller then falls back to
+// NewCudaAllocatorUpstream().
+std::unique_ptr<CuAllocatorUpstream> NewVmmAllocatorUpstream(
+    std::function<void()> synchronize_gpu = nullptr, std::string* why_not = nullptr);
 
 }  // namespace cuctx
 

@@ -239,4 +239,22 @@ const CuAllocatorOptions& CuMemoryAllocator::Options() const { return impl_->opt
 
 CuAllocatorUpstream& CuMemoryAllocator::Upstream() { return *impl_->upstream_; }
 
+// ---- CuAllocatorUpstream: defaults for upstreams without expandable regions -----------------
+
+void* CuAllocatorUpstream::Reserve(size_t) {
+  CUCTX_ERR << "upstream " << Name() << " has no expandable regions (MapGranularity() is 0)";
+}
+
+bool CuAllocatorUpstream::Map(void*, size_t) {
+  CUCTX_ERR << "upstream " << Name() << " has no expandable regions (MapGranularity() is 0)";
+}
+
+void CuAllocatorUpstream::Unmap(const std::vector<std::pair<void*, size_t>>&) noexcept {
+  CUCTX_WARN << "upstream " << Name() << ": Unmap() without expandable regions ignored";
+}
+
+void CuAllocatorUpstream::Unreserve(void*, size_t) noexcept {
+  CUCTX_WARN << "upstream " << Name() << ": Unreserve() without expandable regions ignored";
+}
+
 }  // namespace cuctx

@@ -43,8 +43,15 @@ struct CuAllocatorStats {
   int64 num_upstream_allocs = 0;      // successful upstream Allocate() calls
   int64 num_upstream_failures = 0;    // upstream Allocate() calls that returned nullptr
   int64 num_upstream_releases = 0;
-  int64 num_oom_errors = 0;           // OutOfMemoryError thrown
-  double upstream_alloc_seconds = 0;  // wall time spent in upstream Allocate()
+  // Expandable regions (an upstream with MapGranularity() > 0); all 0 otherwise.
+  size_t map_granularity = 0;           // the upstream's granule: mappings are multiples of it
+  size_t reserved_bytes = 0;            // address space reserved; held_bytes is what is mapped
+  int64 num_upstream_maps = 0;          // successful Map() calls
+  int64 num_upstream_map_failures = 0;  // Map() calls that found the device full
+  int64 num_upstream_unmaps = 0;        // ranges given to Unmap()
+  size_t unmapped_bytes_total = 0;      // bytes unmapped since construction
+  int64 num_oom_errors = 0;             // OutOfMemoryError thrown
+  double upstream_alloc_seconds = 0;    // wall time spent in upstream Allocate() and Map()
 
   // held / peak in use (0 before the first allocation); 1.0 is perfect.
   double Fragmentation() const;

@@ -69,7 +69,8 @@ struct CachingHostTraits {
   using Allocator = CuMemoryAllocator;
   static std::unique_ptr<Allocator> Make() {
     CuAllocatorOptions o;
-    o.region_quantum_mb = 1;  // memory_proportion stays 0.5: the first region is 32 MiB
+    o.memory_proportion = 0.5f;  // the first region is 32 MiB
+    o.region_quantum_mb = 1;
     auto a = std::make_unique<CuMemoryAllocator>(
         o, std::make_unique<HostAllocatorUpstream>(LimitBytes()));
     a->AllowMultithreading();
@@ -523,6 +524,7 @@ TEST(CuMemoryAllocatorTest, ThreadCacheKeepsSixteenBlocksAndReleasesOnRequest) {
 // free memory in the shared pool instead of flushing the thread caches to grow.
 Harness MakeCachedSlackHarness(size_t capacity) {
   CuAllocatorOptions o;
+  o.memory_proportion = 0.5f;  // a first region with slack: half the capacity
   o.region_quantum_mb = 1;
   Harness s = MakeHarness(capacity, o);
   s.allocator->AllowMultithreading();
