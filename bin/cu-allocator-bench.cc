@@ -1,5 +1,5 @@
 // bin/cu-allocator-bench.cc: device-runtime benchmarks: allocator latency and scaling, trace
-// replays, pageable/pinned copies and thread start, each against CUDA's own calls in the same run.
+// replays, growth on expandable regions, pageable/pinned copies and thread start, each against CUDA's own calls in the same run.
 // SPDX-License-Identifier: Apache-2.0
 //
 // This tool calls cudaMalloc, cudaMallocAsync and cudaHostAlloc directly on purpose: they are the
@@ -243,48 +243,211 @@ std::string SyntheticNnetTrace(int threads, int minibatches_per_thread, uint64 s
   return out.str();
 }
 
-CuAllocatorStats ReplayOnFreshAllocator(std::istream& trace, bool use_threads,
-                                        AllocatorReplayResult* result) {
+// A fresh upstream for the current device: "vmm" (expandable regions) or "cuda" (cudaMalloc).
+std::unique_ptr<CuAllocatorUpstream> MakeUpstream(const std::string& kind) {
+  auto sync = [] { SynchronizeGpu(); };
+  if (kind == "cuda") return NewCudaAllocatorUpstream(sync);
+  std::string why_not;
+  std::unique_ptr<CuAllocatorUpstream> vmm = NewVmmAllocatorUpstream(sync, &why_not);
+  if (vmm == nullptr) CUCTX_ERR << "the VMM upstream is not available here: " << why_not;
+  return vmm;
+}
+
+// The options of a fresh allocator for a benchmark: the device's, growing on demand (held memory
+// then measures fragmentation), with `upstream`, no trace.
+CuAllocatorOptions FreshOptions(const std::string& upstream, float proportion = 0.0f) {
   CuAllocatorOptions options = CuDevice::AllocatorOptions();
   options.trace_file.clear();
-  options.memory_proportion = 0.0f;  // grow on demand: held memory then measures fragmentation
-  CuMemoryAllocator allocator(options, NewCudaAllocatorUpstream([] { SynchronizeGpu(); }));
+  options.memory_proportion = proportion;
+  options.upstream = upstream;
+  return options;
+}
+
+CuAllocatorStats ReplayOnFreshAllocator(std::istream& trace, bool use_threads,
+                                        const std::string& upstream,
+                                        AllocatorReplayResult* result) {
+  CuMemoryAllocator allocator(FreshOptions(upstream), MakeUpstream(upstream));
   *result = ReplayAllocatorTrace(trace, use_threads, &allocator);
   CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
   return allocator.GetStats();
 }
 
 void ReplayBenchmarks(const std::vector<std::string>& trace_files, Table* table) {
+  const std::string upstream = CuDevice::AllocatorOptions().upstream;
   for (int threads : {1, 4}) {
-    std::istringstream trace(SyntheticNnetTrace(threads, 200, 17 + threads));
+    const std::string text = SyntheticNnetTrace(threads, 200, 17 + threads);
+    std::istringstream trace(text);
     AllocatorReplayResult result;
     double start = Now();
-    CuAllocatorStats s = ReplayOnFreshAllocator(trace, threads > 1, &result);
+    CuAllocatorStats s = ReplayOnFreshAllocator(trace, threads > 1, upstream, &result);
     double seconds = Now() - start;
-    std::string case_name = "synthetic nnet3, " + std::to_string(threads) + " thr";
+    std::string case_name = "synthetic nnet3, " + std::to_string(threads) + " thr, " + upstream;
     table->Add({"replay", case_name, "held/peak", s.Fragmentation(), "ideal (1.0)", 1.0,
-                1.0 / s.Fragmentation(), "<= 1.15"});
+                1.0 / s.Fragmentation(), upstream == "vmm" ? "<= 1.05" : "<= 1.15"});
     table->Add({"replay", case_name, "syncs/1000 frees", s.SyncsPer1000Frees(), "", 0.0, 0.0,
                 threads > 1 ? "<= 10" : ""});
     std::printf(
-        "    %s: %lld mallocs, %lld frees in %.2f s; peak in use %.1f MiB, held %.1f MiB, "
-        "%lld regions, %lld syncs\n",
+        "    %s: %lld mallocs, %lld frees in %.2f s; peak in use %.1f MiB, held %.1f MiB "
+        "(peak %.1f), %lld regions, %lld syncs, %lld maps, %lld unmaps\n",
         case_name.c_str(), static_cast<long long>(result.num_mallocs),
         static_cast<long long>(result.num_frees), seconds, s.peak_in_use_bytes / 1048576.0,
-        s.peak_held_bytes / 1048576.0, static_cast<long long>(s.num_regions),
-        static_cast<long long>(s.num_syncs));
+        s.held_bytes / 1048576.0, s.peak_held_bytes / 1048576.0,
+        static_cast<long long>(s.num_regions), static_cast<long long>(s.num_syncs),
+        static_cast<long long>(s.num_upstream_maps), static_cast<long long>(s.num_upstream_unmaps));
+    if (upstream == "vmm") {  // the same trace on cudaMalloc regions, for comparison
+      std::istringstream again(text);
+      CuAllocatorStats c = ReplayOnFreshAllocator(again, threads > 1, "cuda", &result);
+      table->Add({"replay", case_name, "held/peak", s.Fragmentation(), "cudaMalloc regions",
+                  c.Fragmentation(), c.Fragmentation() / s.Fragmentation(), ""});
+    }
   }
   for (const std::string& path : trace_files) {
     AllocatorReplayResult result;
-    CuAllocatorOptions options = CuDevice::AllocatorOptions();
-    options.trace_file.clear();
-    options.memory_proportion = 0.0f;
-    CuMemoryAllocator allocator(options, NewCudaAllocatorUpstream([] { SynchronizeGpu(); }));
+    CuMemoryAllocator allocator(FreshOptions(upstream), MakeUpstream(upstream));
     result = ReplayAllocatorTraceFile(path, true, &allocator);
     CuAllocatorStats s = allocator.GetStats();
     table->Add({"replay", path, "held/peak", s.Fragmentation(), "ideal (1.0)", 1.0,
                 1.0 / s.Fragmentation(), ""});
     table->Add({"replay", path, "syncs/1000 frees", s.SyncsPer1000Frees(), "", 0.0, 0.0, ""});
+  }
+}
+
+// ---- growth: expandable (VMM) regions against cudaMalloc regions ------------------------------
+
+size_t DeviceFreeBytes() {
+  size_t free_bytes = 0, total_bytes = 0;
+  CUCTX_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return free_bytes;
+}
+
+constexpr double kMiB = 1048576.0;
+
+// Device memory a fresh allocator takes for its first 1 MiB Malloc, in MiB.
+double FirstUseMiB(const std::string& upstream, float proportion) {
+  CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
+  const size_t before = DeviceFreeBytes();
+  CuMemoryAllocator allocator(FreshOptions(upstream, proportion), MakeUpstream(upstream));
+  void* p = allocator.Malloc(1 << 20);
+  const size_t after = DeviceFreeBytes();
+  allocator.Free(p);
+  return before > after ? (before - after) / kMiB : 0.0;
+}
+
+// The case expandable regions were made for: every iteration allocates tensors 5% larger than
+// the last iteration's. With `overlap` false all of an iteration's tensors (two kept, one
+// temporary) die at its end, as in a training step whose batch grows; with `overlap` true the
+// last iteration's two are freed only after the new ones exist (a harder, pipelined pattern).
+// Returns the allocator's peak held / peak in use.
+double GrowingSizes(const std::string& upstream, bool overlap, CuAllocatorStats* stats) {
+  CuMemoryAllocator allocator(FreshOptions(upstream), MakeUpstream(upstream));
+  std::vector<void*> previous;
+  double bytes = 4 << 20;
+  for (int i = 0; i < 80; ++i, bytes *= 1.05) {
+    if (!overlap) {
+      for (void* p : previous) allocator.Free(p);
+      previous.clear();
+    }
+    std::vector<void*> current;
+    for (int k = 0; k < 2; ++k) current.push_back(allocator.Malloc(static_cast<size_t>(bytes)));
+    allocator.Free(allocator.Malloc(static_cast<size_t>(bytes)));  // the temporary
+    for (void* p : previous) allocator.Free(p);
+    previous = current;
+  }
+  for (void* p : previous) allocator.Free(p);
+  CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
+  *stats = allocator.GetStats();
+  return static_cast<double>(stats->peak_held_bytes) / stats->peak_in_use_bytes;
+}
+
+void GrowthBenchmarks(Table* table) {
+  // First use: Kaldi's default takes half of the free memory up front.
+  const double kaldi = FirstUseMiB("cuda", 0.5);
+  for (const char* upstream : {"vmm", "cuda"}) {
+    const double mib = FirstUseMiB(upstream, 0.0f);
+    table->Add({"growth", std::string("first 1 MiB Malloc, ") + upstream, "MiB taken", mib,
+                "cuda, proportion 0.5 (Kaldi)", kaldi, kaldi / std::max(mib, 1e-9),
+                std::string(upstream) == "vmm" ? "<= 64 MiB" : ""});
+  }
+  for (bool overlap : {false, true}) {
+    CuAllocatorStats v, c;
+    const double vmm = GrowingSizes("vmm", overlap, &v);
+    const double cuda = GrowingSizes("cuda", overlap, &c);
+    const std::string name =
+        std::string("sizes +5%/iter") + (overlap ? ", overlapping" : "") + ", vmm";
+    table->Add({"growth", name, "held/peak", vmm, "cudaMalloc regions", cuda, cuda / vmm,
+                overlap ? "" : "<= 1.05"});
+    std::printf(
+        "    %s: peak in use %.1f MiB; vmm held %.1f MiB (%lld maps), cudaMalloc regions held "
+        "%.1f MiB (%lld regions)\n",
+        name.c_str(), v.peak_in_use_bytes / kMiB, v.peak_held_bytes / kMiB,
+        static_cast<long long>(v.num_upstream_maps), c.peak_held_bytes / kMiB,
+        static_cast<long long>(c.num_regions));
+  }
+
+  // Map and unmap cost per granule, straight on the upstream, against cudaMalloc/cudaFree of the
+  // same size; then one Unmap() call for many granules (one device sync for all).
+  std::unique_ptr<CuAllocatorUpstream> up = MakeUpstream("vmm");
+  const size_t g = up->MapGranularity();
+  const int kChunks = 128;
+  char* base = static_cast<char*>(up->Reserve(g * kChunks));
+  std::vector<double> map_us, unmap_us, malloc_us, free_us;
+  for (int i = 0; i < kChunks; ++i) {
+    double t0 = Now();
+    if (!up->Map(base + i * g, g)) CUCTX_ERR << "Map of one granule failed";
+    map_us.push_back((Now() - t0) * 1e6);
+  }
+  for (int i = 0; i < kChunks; ++i) {
+    double t0 = Now();
+    up->Unmap({{base + i * g, g}});
+    unmap_us.push_back((Now() - t0) * 1e6);
+  }
+  for (int i = 0; i < kChunks; ++i) {
+    void* p = nullptr;
+    double t0 = Now();
+    CUCTX_CUDA_CHECK(cudaMalloc(&p, g));
+    malloc_us.push_back((Now() - t0) * 1e6);
+    t0 = Now();
+    CUCTX_CUDA_CHECK(cudaFree(p));
+    free_us.push_back((Now() - t0) * 1e6);
+  }
+  if (!up->Map(base, g * kChunks)) CUCTX_ERR << "Map of " << kChunks << " granules failed";
+  double t0 = Now();
+  up->Unmap({{base, g * kChunks}});
+  const double batch_unmap_us = (Now() - t0) * 1e6 / kChunks;
+  up->Unreserve(base, g * kChunks);
+  const std::string chunk = SizeName(g) + " chunk";
+  const double map_med = Percentile(map_us, 0.5), unmap_med = Percentile(unmap_us, 0.5);
+  const double malloc_med = Percentile(malloc_us, 0.5), free_med = Percentile(free_us, 0.5);
+  table->Add({"growth", "map " + chunk, "median us", map_med, "cudaMalloc, same size", malloc_med,
+              malloc_med / map_med, ""});
+  table->Add({"growth", "unmap " + chunk + " (1 per call)", "median us", unmap_med,
+              "cudaFree, same size", free_med, free_med / unmap_med, ""});
+  table->Add({"growth", "unmap " + chunk + " (128 per call)", "us/chunk", batch_unmap_us,
+              "cudaFree, same size", free_med, free_med / batch_unmap_us, ""});
+
+  // Release: after freeing everything, ReleaseCachedMemory() gives the memory back to the device.
+  {
+    CuMemoryAllocator allocator(FreshOptions("vmm"), MakeUpstream("vmm"));
+    std::vector<void*> blocks;
+    RandomState rng(5);
+    for (int i = 0; i < 256; ++i)
+      blocks.push_back(allocator.Malloc(static_cast<size_t>(RandInt(1, 16384, &rng)) * 1024));
+    for (void* p : blocks) allocator.Free(p);
+    CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
+    const size_t held = allocator.GetStats().held_bytes;
+    const size_t before = DeviceFreeBytes();
+    t0 = Now();
+    const size_t released = allocator.ReleaseCachedMemory();
+    const double release_ms = (Now() - t0) * 1e3;
+    const size_t after = DeviceFreeBytes();
+    const double rise = after > before ? (after - before) / kMiB : 0.0;
+    table->Add({"growth", "release after freeing all, vmm", "device MiB back", rise,
+                "ReleaseCachedMemory() result", released / kMiB, rise / (released / kMiB),
+                ">= 0.99"});
+    std::printf(
+        "    release: held %.1f MiB, ReleaseCachedMemory() %.1f MiB in %.2f ms, device free "
+        "memory rose %.1f MiB, still held %.1f MiB\n",
+        held / kMiB, released / kMiB, release_ms, rise, allocator.GetStats().held_bytes / kMiB);
   }
 }
 
@@ -407,7 +570,9 @@ int main(int argc, char* argv[]) {
       "Benchmarks cuctx's device runtime against CUDA's own calls, measured in the same run:\n"
       "Malloc+Free pair latency and multi-thread scaling (vs cudaMalloc and cudaMallocAsync),\n"
       "replays of a synthetic nnet3-like allocation trace and of recorded trace files\n"
-      "(--cuda-allocator-trace), pageable/pinned copies and thread start. Prints one table;\n"
+      "(--cuda-allocator-trace), growth on expandable (VMM) regions against cudaMalloc regions\n"
+      "(first-use footprint, growing sizes, map/unmap cost, release), pageable/pinned copies\n"
+      "and thread start. Prints one table;\n"
       "ratio > 1 means cuctx is better.\n"
       "Usage: cu-allocator-bench [options] [trace-file ...]\n"
       "Exit status: 0 done, 1 error, 2 usage error, 3 no usable GPU.\n";
@@ -423,15 +588,16 @@ int main(int argc, char* argv[]) {
   po.Register("copy-mb", &copy_mb, "size of the host<->device copies, MiB");
   po.Register("budget", &budget, "seconds spent per pair-latency case at most");
   po.Register("csv", &csv, "print the final table as CSV");
-  po.Register("only", &only, "run one group: pair, replay, copy or thread (default all)");
+  po.Register("only", &only, "run one group: pair, replay, growth, copy or thread (default all)");
   CuDevice::RegisterCuAllocatorOptions(&po);
   try {
     po.Read(argc, argv);
     if (po.HelpRequested()) return 0;
     if (threads < 1 || threads > 256) CUCTX_ERR << "--threads must be in [1, 256], got " << threads;
     if (copy_mb < 1) CUCTX_ERR << "--copy-mb must be >= 1, got " << copy_mb;
-    if (!only.empty() && only != "pair" && only != "replay" && only != "copy" && only != "thread")
-      CUCTX_ERR << "--only must be pair, replay, copy or thread, got '" << only << "'";
+    if (!only.empty() && only != "pair" && only != "replay" && only != "growth" && only != "copy" &&
+        only != "thread")
+      CUCTX_ERR << "--only must be pair, replay, growth, copy or thread, got '" << only << "'";
   } catch (const std::exception& e) {
     std::fprintf(stderr, "cu-allocator-bench: %s\n", e.what());
     return 2;
@@ -461,6 +627,7 @@ int main(int argc, char* argv[]) {
       PairBenchmarks(sizes, threads, budget, &table);
     }
     if (only.empty() || only == "replay") ReplayBenchmarks(traces, &table);
+    if (only.empty() || only == "growth") GrowthBenchmarks(&table);
     if (only.empty() || only == "copy") CopyBenchmarks(static_cast<size_t>(copy_mb) << 20, &table);
     if (only.empty() || only == "thread") ThreadStartBenchmarks(&table);
     table.Print(csv);

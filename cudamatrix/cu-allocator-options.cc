@@ -19,7 +19,8 @@ void CuAllocatorOptions::Register(OptionsItf* opts) {
                  "Fraction of the device's free memory taken up front (Kaldi's default is 0.5); "
                  "afterwards the cache grows by what a request needs. 0 = grow on demand only");
   opts->Register("cuda-region-quantum-mb", &region_quantum_mb,
-                 "Regions after the first are requests rounded up to this many MiB; also the "
+                 "Growth step in MiB: expandable (vmm) regions map this much at a time, and "
+                 "cudaMalloc regions after the first are requests rounded up to it; also the "
                  "sub-region size of the allocator");
   opts->Register("cuda-allocator-thread-affinity", &thread_affinity,
                  "Prefer memory the calling thread freed itself, so that cross-thread "

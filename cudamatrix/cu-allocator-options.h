@@ -25,8 +25,12 @@ class OptionsItf;
 //   --cuda-memory-proportion        (float, 0)     take this fraction of the device's free
 //                                                  memory up front (Kaldi's default is 0.5);
 //                                                  0 = grow on demand only
-//   --cuda-region-quantum-mb        (int32, 32)    later regions are the request rounded up to
-//                                                  this; it is also the sub-region size
+//   --cuda-region-quantum-mb        (int32, 32)    the growth step: expandable regions map this
+//                                                  much at a time (rounded to the granule),
+//                                                  cudaMalloc regions after the first are the
+//                                                  request rounded up to it; it is also the
+//                                                  sub-region size (32: see "Growth" in
+//                                                  cu-allocator.h for the measurement)
 //   --cuda-allocator-thread-affinity (bool, true)  prefer blocks the calling thread freed itself
 //                                                  (see NOTE ON THREAD AFFINITY in cu-allocator.h)
 //   --cuda-allocator-thread-cache-mb (int32, 16)   per-thread cache of freed blocks of up to 4 MiB

@@ -106,10 +106,11 @@ bool AllocatorImpl::MoveSafeToShared() {
 // Joins `b` (in no pool) with its free neighbours of `pool` and, when they are not much larger
 // than the block so far, of the shared pool. A thread that frees the block next to a big shared
 // block (typically the untouched rest of a region) must not take all of it into its own pool:
-// the next thread would then find the shared pool empty and have to sync.
+// the next thread would then find the shared pool empty and have to sync. Mapped and unmapped
+// blocks never join.
 Block* AllocatorImpl::Coalesce(Block* b, Pool* pool) {
   auto joinable = [&](const Block* n) {
-    return n != nullptr && n->pool != nullptr &&
+    return n != nullptr && n->pool != nullptr && n->mapped == b->mapped &&
            (n->pool == pool || (n->pool == &shared_ && (pool == &shared_ || n->size <= b->size)));
   };
   for (;;) {
@@ -138,31 +139,60 @@ Block* AllocatorImpl::Join(Block* left, Block* right) {
   return left;
 }
 
+// Cuts `b` (in no pool) at `offset` (0 < offset < size) and returns the right part, a block like
+// `b` (same region, pool-less, thread, stamp and mapping) in its own right.
+Block* AllocatorImpl::SplitOff(Block* b, size_t offset) {
+  CUCTX_ASSERT(b->pool == nullptr && offset > 0 && offset < b->size);
+  Block* r = NewBlock();
+  r->begin = b->begin + offset;
+  r->size = b->size - offset;
+  r->region = b->region;
+  r->sub = SubOf(r->region, r->begin);
+  r->thread = b->thread;
+  r->stamp = b->stamp;
+  r->mapped = b->mapped;
+  r->prev = b;
+  r->next = b->next;
+  if (r->next != nullptr) r->next->prev = r;
+  b->next = r;
+  b->size = offset;
+  return r;
+}
+
 void AllocatorImpl::Take(Block* b, size_t size) {
   Pool* pool = b->pool;
   pool->Erase(b);
-  const size_t rest = b->size - size;
-  if (rest >= SplitThreshold(size)) {
-    Block* r = NewBlock();
-    r->begin = b->begin + size;
-    r->size = rest;
-    r->region = b->region;
-    r->sub = SubOf(r->region, r->begin);
-    r->thread = b->thread;
-    r->stamp = b->stamp;
-    r->prev = b;
-    r->next = b->next;
-    if (r->next != nullptr) r->next->prev = r;
-    b->next = r;
-    b->size = size;
-    pool->Insert(r);
-  }
+  if (b->size - size >= SplitThreshold(size)) pool->Insert(SplitOff(b, size));
   ++b->region->num_used;
   InsertUsed(b);
   NoteInUse(b->size);
 }
 
 Block* AllocatorImpl::Grow(size_t size) {
+  return granule_ != 0 ? GrowExpandable(size) : GrowRegions(size);
+}
+
+// The first step of out-of-memory recovery, before anything is given back: moves what the thread
+// caches hold to the pools and, if other threads' pools hold blocks, syncs once so that they join
+// the shared pool. Returns a block that now fits `size`, or nullptr.
+Block* AllocatorImpl::ShareForGrowth(size_t size) {
+  FlushCaches(nullptr);
+  ShareThreadPools();
+  return shared_.BestFit(size);
+}
+
+// Syncs once and moves every thread pool's blocks to the shared pool, if any pool holds one.
+void AllocatorImpl::ShareThreadPools() {
+  for (auto& p : thread_pools_) {
+    if (!p->blocks.empty()) {
+      SyncAndShareAll();
+      return;
+    }
+  }
+}
+
+// Growth by a new region from the upstream's Allocate() (cudaMalloc).
+Block* AllocatorImpl::GrowRegions(size_t size) {
   const size_t need = RoundUp(size, quantum_);
   size_t bytes = need;
   if (!first_region_done_) {
@@ -179,20 +209,14 @@ Block* AllocatorImpl::Grow(size_t size) {
   if (ptr == nullptr && bytes > need) ptr = UpstreamAllocate(bytes = need);
   if (ptr == nullptr) {
     // Recovery, cheapest first: join what other threads freed, then give back whole free regions.
-    FlushCaches(nullptr);
-    bool any_thread_blocks = false;
-    for (auto& p : thread_pools_) any_thread_blocks |= !p->blocks.empty();
-    if (any_thread_blocks) {
-      SyncAndShareAll();
-      if (Block* b = shared_.BestFit(size)) return b;
-    }
+    if (Block* b = ShareForGrowth(size)) return b;
     if (ReleaseFreeRegionsLocked() > 0) ptr = UpstreamAllocate(bytes = need);
     // A region of exactly the request may still fit where a whole quantum does not.
     if (ptr == nullptr && need > size) ptr = UpstreamAllocate(bytes = size);
     if (ptr == nullptr)
       ThrowOutOfMemory(size, "the upstream failed even after releasing the cache");
   }
-  return AddRegion(static_cast<char*>(ptr), bytes);
+  return AddRegion(static_cast<char*>(ptr), bytes, false);
 }
 
 void* AllocatorImpl::UpstreamAllocate(size_t bytes) {
@@ -210,7 +234,9 @@ void* AllocatorImpl::UpstreamAllocate(size_t bytes) {
   return ptr;
 }
 
-Block* AllocatorImpl::AddRegion(char* base, size_t bytes) {
+// Adds a region of `bytes` at `base` as one free block: in the shared pool, or for an expandable
+// region (address space only) in the unmapped pool.
+Block* AllocatorImpl::AddRegion(char* base, size_t bytes, bool expandable) {
   auto region = std::make_unique<Region>();
   region->base = base;
   region->size = bytes;
@@ -223,14 +249,21 @@ Block* AllocatorImpl::AddRegion(char* base, size_t bytes) {
   b->region = region.get();
   b->sub = region->first_sub;
   region->first = b;
+  region->expandable = expandable;
+  b->mapped = !expandable;
+  if (expandable) {
+    stats_.reserved_bytes += bytes;
+  } else {
+    region->mapped_bytes = bytes;
+    stats_.held_bytes += bytes;
+    stats_.peak_held_bytes = std::max(stats_.peak_held_bytes, stats_.held_bytes);
+  }
   regions_.push_back(std::move(region));
-  stats_.held_bytes += bytes;
-  stats_.peak_held_bytes = std::max(stats_.peak_held_bytes, stats_.held_bytes);
   if (num_subs_ > tree_leaves_) {
     while (tree_leaves_ < num_subs_) tree_leaves_ *= 2;
     Renumber();
   }
-  shared_.Insert(b);
+  (expandable ? unmapped_ : shared_).Insert(b);
   return b;
 }
 
@@ -241,7 +274,17 @@ size_t AllocatorImpl::ReleaseCachedMemory() {
   return ReleaseFreeRegionsLocked();
 }
 
+// Gives back every region that holds no block in use or, with expandable regions, every free
+// granule (and the address space of extra regions left with nothing mapped); returns the bytes.
 size_t AllocatorImpl::ReleaseFreeRegionsLocked() {
+  if (granule_ != 0) {
+    // Free neighbours in different pools do not join, and a piece smaller than a granule cannot
+    // be unmapped; the unmap waits for the device anyway, so share everything first.
+    ShareThreadPools();
+    const size_t unmapped = UnmapFreeGranules();
+    UnreserveEmptyRegions();
+    return unmapped;
+  }
   size_t released = 0;
   for (auto it = regions_.begin(); it != regions_.end();) {
     Region* r = it->get();
@@ -268,7 +311,7 @@ size_t AllocatorImpl::ReleaseFreeRegionsLocked() {
 // Gives the regions consecutive sub-region numbers again and rebuilds every pool's keys and tree.
 void AllocatorImpl::Renumber() {
   std::vector<Block*> free_blocks;
-  std::vector<Pool*> pools = {&shared_};
+  std::vector<Pool*> pools = {&shared_, &unmapped_};
   for (auto& p : thread_pools_) pools.push_back(p.get());
   for (Pool* p : pools) {
     for (const FreeEntry& e : p->blocks) free_blocks.push_back(e.block);

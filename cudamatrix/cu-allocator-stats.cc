@@ -26,7 +26,8 @@ CuAllocatorStats AllocatorImpl::GetStats() {
       s.num_mallocs += c->hits;
       s.num_frees += c->parked;
     }
-    s.num_free_blocks = num_blocks_ - s.num_used_blocks - s.num_cached_blocks;
+    s.num_free_blocks = num_blocks_ - s.num_used_blocks - s.num_cached_blocks -
+                        static_cast<int64>(unmapped_.blocks.size());
     s.largest_free_block = LargestFreeBlock();
   } else {
     s.num_used_blocks = static_cast<int64>(direct_.size());
@@ -49,10 +50,12 @@ void AllocatorImpl::ThrowOutOfMemory(size_t bytes, const char* why) {
     msg << "a pitched block";
   else
     msg << Mib(bytes) << " (" << bytes << " bytes)";
-  msg << " (" << why << "). Allocator: held " << Mib(stats_.held_bytes) << " in "
-      << (options_.cache_memory ? regions_.size() : direct_.size()) << " region(s), in use "
-      << Mib(stats_.in_use_bytes) << " (peak " << Mib(stats_.peak_in_use_bytes)
-      << "), largest free block " << Mib(LargestFreeBlock()) << "; " << upstream_->Name() << ": ";
+  msg << " (" << why << "). Allocator: held " << Mib(stats_.held_bytes);
+  if (granule_ != 0) msg << " (mapped, of " << Mib(stats_.reserved_bytes) << " reserved)";
+  msg << " in " << (options_.cache_memory ? regions_.size() : direct_.size())
+      << " region(s), in use " << Mib(stats_.in_use_bytes) << " (peak "
+      << Mib(stats_.peak_in_use_bytes) << "), largest free block " << Mib(LargestFreeBlock())
+      << "; " << upstream_->Name() << ": ";
   if (have_info)
     msg << Mib(free_bytes) << " free of " << Mib(total_bytes) << " total.";
   else
@@ -76,7 +79,11 @@ void AllocatorImpl::ThrowBadFree(void* ptr) {
     what = "lies inside a region of this allocator but is not the start of a block in use";
     for (const Block* b = r->first; b != nullptr; b = b->next) {
       if (p < b->begin || p >= b->begin + b->size) continue;
-      if (b->pool != nullptr || parked)
+      if (!b->mapped)
+        what =
+            "lies in address space of this allocator that has no memory mapped (freed and "
+            "given back to the device, or never allocated)";
+      else if (b->pool != nullptr || parked)
         what = "is in a free block: it was already freed (double free) or never allocated";
       else
         what = "points inside a block in use, not at its start";

@@ -118,6 +118,14 @@ std::unique_ptr<CuAllocatorUpstream> NewCudaAllocatorUpstream(
 std::unique_ptr<CuAllocatorUpstream> NewVmmAllocatorUpstream(
     std::function<void()> synchronize_gpu = nullptr, std::string* why_not = nullptr);
 
+// The upstream that --cuda-allocator-upstream=`kind` ("vmm" or "cuda") asks for, on the calling
+// thread's current device: VMM when asked for and available, else cudaMalloc regions. When VMM was
+// asked for but cannot be used, *fallback_reason (if given) says why; otherwise it is cleared.
+// Throws cuctx::Error for any other kind, and in a build without CUDA.
+std::unique_ptr<CuAllocatorUpstream> NewDeviceAllocatorUpstream(
+    const std::string& kind, std::function<void()> synchronize_gpu,
+    std::string* fallback_reason = nullptr);
+
 }  // namespace cuctx
 
 #endif  // CUCTX_CUDAMATRIX_CU_ALLOCATOR_UPSTREAM_H_

@@ -1,16 +1,236 @@
-// cudamatrix/cu-allocator-vmm.cc: the VMM upstream of CuMemoryAllocator (expandable regions).
+// cudamatrix/cu-allocator-vmm.cc: the VMM upstream of CuMemoryAllocator: expandable regions over
+// the CUDA driver's virtual memory management API.
 // SPDX-License-Identifier: Apache-2.0
 //
-// PLACEHOLDER while the driver-API implementation is written: always reports VMM unavailable.
+// Reserve() takes address space (cuMemAddressReserve); Map() backs it granule by granule with
+// physical memory (cuMemCreate + cuMemMap, one allocation per granule so that any granule can be
+// unmapped on its own later) and grants access (cuMemSetAccess) to every device in the access
+// list: today the owning device, later its peers. The handle of each granule is released right
+// after it is mapped: the driver keeps the memory while the mapping exists and frees it at
+// cuMemUnmap, so nothing here has to remember handles. Allocate()/Release() (pass-through mode),
+// SynchronizeAllStreams() and MemoryInfo() are those of the cudaMalloc upstream.
+//
+// The driver functions come through cudaGetDriverEntryPointByVersion (internal/cu-driver.h), so
+// the library links and runs without libcuda; NewVmmAllocatorUpstream() then says why not.
+// With cu-allocator-cuda.cc this is the only file that may call cudaMalloc/cudaFree or cuMem*.
 #include "base/error.h"
 #include "cudamatrix/cu-allocator-upstream.h"
 
+#include <utility>
+
+#if CUCTX_HAVE_CUDA
+#include "cudamatrix/cu-check.h"
+#include "cudamatrix/internal/cu-driver.h"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <sstream>
+#endif
+
 namespace cuctx {
+
+#if CUCTX_HAVE_CUDA
+namespace {
+
+// The driver functions this upstream calls, looked up once per process.
+struct VmmDriverApi {
+  decltype(&cuDeviceGet) DeviceGet = nullptr;
+  decltype(&cuDeviceGetAttribute) DeviceGetAttribute = nullptr;
+  decltype(&cuMemGetAllocationGranularity) GetAllocationGranularity = nullptr;
+  decltype(&cuMemAddressReserve) AddressReserve = nullptr;
+  decltype(&cuMemAddressFree) AddressFree = nullptr;
+  decltype(&cuMemCreate) Create = nullptr;
+  decltype(&cuMemRelease) Release = nullptr;
+  decltype(&cuMemMap) Map = nullptr;
+  decltype(&cuMemUnmap) Unmap = nullptr;
+  decltype(&cuMemSetAccess) SetAccess = nullptr;
+  std::string why_not;  // empty when every function was found
+
+  VmmDriverApi() {
+    using internal::LoadDriverFunction;
+    (void)(LoadDriverFunction("cuDeviceGet", &DeviceGet, &why_not) &&
+           LoadDriverFunction("cuDeviceGetAttribute", &DeviceGetAttribute, &why_not) &&
+           LoadDriverFunction("cuMemGetAllocationGranularity", &GetAllocationGranularity,
+                              &why_not) &&
+           LoadDriverFunction("cuMemAddressReserve", &AddressReserve, &why_not) &&
+           LoadDriverFunction("cuMemAddressFree", &AddressFree, &why_not) &&
+           LoadDriverFunction("cuMemCreate", &Create, &why_not) &&
+           LoadDriverFunction("cuMemRelease", &Release, &why_not) &&
+           LoadDriverFunction("cuMemMap", &Map, &why_not) &&
+           LoadDriverFunction("cuMemUnmap", &Unmap, &why_not) &&
+           LoadDriverFunction("cuMemSetAccess", &SetAccess, &why_not));
+  }
+};
+
+const VmmDriverApi& DriverApi() {
+  static const VmmDriverApi api;
+  return api;
+}
+
+CUdeviceptr Address(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+class VmmAllocatorUpstream : public CuAllocatorUpstream {
+ public:
+  // `device`: the runtime's ordinal of the calling thread's device; `cu_device` its driver handle.
+  VmmAllocatorUpstream(int device, CUdevice cu_device, size_t granule,
+                       std::unique_ptr<CuAllocatorUpstream> cuda)
+      : api_(DriverApi()), device_(device), granule_(granule), cuda_(std::move(cuda)) {
+    prop_ = PhysicalProperties(cu_device);
+    CUmemAccessDesc own = {};
+    own.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    own.location.id = cu_device;
+    own.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    access_.push_back(own);
+  }
+
+  static CUmemAllocationProp PhysicalProperties(CUdevice cu_device) {
+    CUmemAllocationProp prop = {};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = cu_device;
+    return prop;
+  }
+
+  // Pass-through mode and everything that is not about mapping: the cudaMalloc upstream.
+  void* Allocate(size_t bytes) override { return cuda_->Allocate(bytes); }
+  void Release(void* ptr, size_t bytes) noexcept override { cuda_->Release(ptr, bytes); }
+  void SynchronizeAllStreams() override { cuda_->SynchronizeAllStreams(); }
+  void MemoryInfo(size_t* free_bytes, size_t* total_bytes) override {
+    cuda_->MemoryInfo(free_bytes, total_bytes);
+  }
+
+  std::string Name() const override {
+    std::ostringstream name;
+    name << "CUDA device " << device_ << " (VMM)";
+    return name.str();
+  }
+
+  size_t MapGranularity() const override { return granule_; }
+
+  void* Reserve(size_t bytes) override {
+    CUdeviceptr p = 0;
+    const CUresult r = api_.AddressReserve(&p, bytes, granule_, 0, 0);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;
+    CUCTX_CU_CHECK(r);
+    return reinterpret_cast<void*>(p);
+  }
+
+  bool Map(void* addr, size_t bytes) override {
+    char* const begin = static_cast<char*>(addr);
+    size_t done = 0;
+    for (; done < bytes; done += granule_) {
+      CUmemGenericAllocationHandle h = 0;
+      const CUresult r = api_.Create(&h, granule_, &prop_, 0);
+      if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+        UnmapGranules(begin, done);  // never used by any kernel: no wait needed
+        return false;
+      }
+      CUCTX_CU_CHECK(r);
+      const CUresult m = api_.Map(Address(begin + done), granule_, 0, h, 0);
+      // The mapping holds the memory from here on; cuMemUnmap frees it.
+      CUCTX_CU_CHECK_NOTHROW(api_.Release(h));
+      if (m != CUDA_SUCCESS) {
+        UnmapGranules(begin, done);
+        CUCTX_CU_CHECK(m);
+      }
+    }
+    const CUresult a = api_.SetAccess(Address(begin), bytes, access_.data(), access_.size());
+    if (a != CUDA_SUCCESS) {
+      UnmapGranules(begin, bytes);
+      if (a == CUDA_ERROR_OUT_OF_MEMORY) return false;
+      CUCTX_CU_CHECK(a);
+    }
+    return true;
+  }
+
+  void Unmap(const std::vector<std::pair<void*, size_t>>& ranges) noexcept override {
+    // Kernels queued by any thread may still use the memory; cuMemUnmap does not wait for them.
+    CUCTX_CUDA_CHECK_NOTHROW(cudaDeviceSynchronize());
+    for (const auto& range : ranges) UnmapGranules(static_cast<char*>(range.first), range.second);
+  }
+
+  void Unreserve(void* base, size_t bytes) noexcept override {
+    CUCTX_CU_CHECK_NOTHROW(api_.AddressFree(Address(base), bytes));
+  }
+
+ private:
+  // Each granule was mapped on its own, so each is unmapped on its own.
+  void UnmapGranules(char* begin, size_t bytes) noexcept {
+    for (size_t off = 0; off < bytes; off += granule_)
+      CUCTX_CU_CHECK_NOTHROW(api_.Unmap(Address(begin + off), granule_));
+  }
+
+  const VmmDriverApi& api_;
+  const int device_;
+  const size_t granule_;
+  std::unique_ptr<CuAllocatorUpstream> cuda_;
+  CUmemAllocationProp prop_;
+  // Who may access mapped memory: the owning device first; peers are appended when peer access
+  // is enabled (every new mapping gets the whole list).
+  std::vector<CUmemAccessDesc> access_;
+};
+
+}  // namespace
+
+std::unique_ptr<CuAllocatorUpstream> NewVmmAllocatorUpstream(std::function<void()> synchronize_gpu,
+                                                             std::string* why_not) {
+  auto fail = [&](const std::string& why) {
+    if (why_not != nullptr) *why_not = why;
+    return nullptr;
+  };
+  const VmmDriverApi& api = DriverApi();
+  if (!api.why_not.empty()) return fail(api.why_not);
+  int device = -1;
+  const cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return fail(std::string("no current device: ") + cudaGetErrorName(e));
+  }
+  CUdevice cu_device = 0;
+  CUCTX_CU_CHECK(api.DeviceGet(&cu_device, device));
+  int supported = 0;
+  CUCTX_CU_CHECK(api.DeviceGetAttribute(
+      &supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, cu_device));
+  if (supported == 0) {
+    std::ostringstream why;
+    why << "device " << device << " does not support virtual memory management";
+    return fail(why.str());
+  }
+  const CUmemAllocationProp prop = VmmAllocatorUpstream::PhysicalProperties(cu_device);
+  size_t granule = 0;
+  CUCTX_CU_CHECK(api.GetAllocationGranularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  // The allocator needs granules that are a multiple of its 256-byte alignment.
+  if (granule == 0 || granule % 256 != 0) {
+    std::ostringstream why;
+    why << "device " << device << " maps memory in " << granule << "-byte granules";
+    return fail(why.str());
+  }
+  return std::make_unique<VmmAllocatorUpstream>(
+      device, cu_device, granule, NewCudaAllocatorUpstream(std::move(synchronize_gpu)));
+}
+
+#else  // !CUCTX_HAVE_CUDA
 
 std::unique_ptr<CuAllocatorUpstream> NewVmmAllocatorUpstream(std::function<void()>,
                                                              std::string* why_not) {
-  if (why_not != nullptr) *why_not = "not implemented yet";
+  if (why_not != nullptr) *why_not = "cuctx was built without CUDA (CUDA=0)";
   return nullptr;
+}
+
+#endif  // CUCTX_HAVE_CUDA
+
+std::unique_ptr<CuAllocatorUpstream> NewDeviceAllocatorUpstream(
+    const std::string& kind, std::function<void()> synchronize_gpu, std::string* fallback_reason) {
+  CUCTX_CHECK(kind == "vmm" || kind == "cuda")
+      << "allocator upstream must be vmm or cuda, got '" << kind << "'";
+  if (fallback_reason != nullptr) fallback_reason->clear();
+  if (kind == "vmm") {
+    std::string why_not;
+    if (auto vmm = NewVmmAllocatorUpstream(synchronize_gpu, &why_not)) return vmm;
+    if (fallback_reason != nullptr) *fallback_reason = why_not;
+  }
+  return NewCudaAllocatorUpstream(std::move(synchronize_gpu));
 }
 
 }  // namespace cuctx

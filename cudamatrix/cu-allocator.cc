@@ -30,6 +30,12 @@ AllocatorImpl::AllocatorImpl(const CuAllocatorOptions& options,
   CUCTX_CHECK(upstream_ != nullptr) << "CuMemoryAllocator needs an upstream";
   stats_.caching = options_.cache_memory;
   shared_.tree.Reset(tree_leaves_);
+  unmapped_.tree.Reset(tree_leaves_);
+  // Pass-through mode sends every request to Allocate(): no regions, expandable or not.
+  if (options_.cache_memory) granule_ = upstream_->MapGranularity();
+  CUCTX_CHECK(granule_ % kAlign == 0) << "upstream " << upstream_->Name() << ": map granularity "
+                                      << granule_ << " is not a multiple of " << kAlign << " bytes";
+  stats_.map_granularity = granule_;
   if (!options_.trace_file.empty()) {
     trace_ = std::fopen(options_.trace_file.c_str(), "w");
     if (trace_ == nullptr)
@@ -49,7 +55,12 @@ AllocatorImpl::~AllocatorImpl() {
   if (live > 0)
     CUCTX_WARN << "CuMemoryAllocator destroyed with " << live << " block(s) ("
                << Mib(stats_.in_use_bytes) << ") still in use; releasing them anyway";
-  for (auto& r : regions_) upstream_->Release(r->base, r->size);
+  for (auto& r : regions_) {
+    if (r->expandable)
+      ReleaseExpandable(r.get());
+    else
+      upstream_->Release(r->base, r->size);
+  }
   for (auto& d : direct_) upstream_->Release(d.first, d.second);
   if (trace_ != nullptr) std::fclose(trace_);
 }

@@ -3,7 +3,10 @@
 #include "cudamatrix/cu-check.h"
 
 #if CUCTX_HAVE_CUDA
+#include "cudamatrix/internal/cu-driver.h"
+
 #include <cublas_v2.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <curand.h>
 #include <cusolverDn.h>
@@ -12,6 +15,7 @@
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <utility>
 
 namespace cuctx {
 namespace internal {
@@ -78,10 +82,35 @@ const char* CusolverName(int s) {
   }
 }
 
+// The driver's own names for a CUresult, looked up at run time (nothing links against libcuda).
+std::string DriverStatusText(int status) {
+  using NameFn = decltype(&cuGetErrorName);
+  static const std::pair<NameFn, NameFn> fns = [] {
+    NameFn name = nullptr, text = nullptr;
+    LoadDriverFunction("cuGetErrorName", &name, nullptr);
+    LoadDriverFunction("cuGetErrorString", &text, nullptr);
+    return std::make_pair(name, text);
+  }();
+  const char* name = nullptr;
+  const char* text = nullptr;
+  const CUresult r = static_cast<CUresult>(status);
+  if (fns.first == nullptr || fns.first(r, &name) != CUDA_SUCCESS) name = nullptr;
+  if (fns.second == nullptr || fns.second(r, &text) != CUDA_SUCCESS) text = nullptr;
+  std::ostringstream out;
+  if (name != nullptr)
+    out << name;
+  else
+    out << "CUresult " << status;
+  if (text != nullptr) out << " (" << text << ")";
+  return out.str();
+}
+
 const char* LibraryName(StatusLibrary lib) {
   switch (lib) {
     case kCudaLib:
       return "CUDA";
+    case kCuDriverLib:
+      return "CUDA driver";
     case kCublasLib:
       return "cuBLAS";
     case kCusparseLib:
@@ -102,6 +131,9 @@ std::string StatusText(StatusLibrary lib, int status) {
       out << cudaGetErrorName(e) << " (" << cudaGetErrorString(e) << ")";
       break;
     }
+    case kCuDriverLib:
+      out << DriverStatusText(status);
+      break;
     case kCublasLib: {
       cublasStatus_t s = static_cast<cublasStatus_t>(status);
       out << cublasGetStatusName(s) << " (" << cublasGetStatusString(s) << ")";
@@ -126,6 +158,8 @@ bool IsOutOfMemory(StatusLibrary lib, int status) {
   switch (lib) {
     case kCudaLib:
       return status == cudaErrorMemoryAllocation;
+    case kCuDriverLib:
+      return status == CUDA_ERROR_OUT_OF_MEMORY;
     case kCublasLib:
       return status == CUBLAS_STATUS_ALLOC_FAILED;
     case kCusparseLib:

@@ -15,7 +15,9 @@
 namespace cuctx {
 namespace internal {
 
-enum StatusLibrary { kCudaLib, kCublasLib, kCusparseLib, kCurandLib, kCusolverLib };
+// kCuDriverLib: CUresult from the driver API (reached through cudaGetDriverEntryPointByVersion;
+// nothing links against libcuda).
+enum StatusLibrary { kCudaLib, kCuDriverLib, kCublasLib, kCusparseLib, kCurandLib, kCusolverLib };
 
 // Throws CudaError (or OutOfMemoryError) describing a failed call.
 [[noreturn]] void ThrowStatus(StatusLibrary lib, int status, const char* call, const char* func,
@@ -46,6 +48,8 @@ bool SyncChecksEnabled();
   } while (0)
 
 #define CUCTX_CUDA_CHECK(call) CUCTX_STATUS_CHECK_(call, cudaSuccess, ::cuctx::internal::kCudaLib)
+#define CUCTX_CU_CHECK(call) \
+  CUCTX_STATUS_CHECK_(call, CUDA_SUCCESS, ::cuctx::internal::kCuDriverLib)
 #define CUCTX_CUBLAS_CHECK(call) \
   CUCTX_STATUS_CHECK_(call, CUBLAS_STATUS_SUCCESS, ::cuctx::internal::kCublasLib)
 #define CUCTX_CUSPARSE_CHECK(call) \
@@ -55,13 +59,18 @@ bool SyncChecksEnabled();
 #define CUCTX_CUSOLVER_CHECK(call) \
   CUCTX_STATUS_CHECK_(call, CUSOLVER_STATUS_SUCCESS, ::cuctx::internal::kCusolverLib)
 
-#define CUCTX_CUDA_CHECK_NOTHROW(call)                                                            \
-  do {                                                                                            \
-    const auto cuctx_status_ = (call);                                                            \
-    if (cuctx_status_ != cudaSuccess)                                                             \
-      ::cuctx::internal::WarnStatus(::cuctx::internal::kCudaLib, static_cast<int>(cuctx_status_), \
-                                    #call, __func__, __FILE__, __LINE__);                         \
+#define CUCTX_STATUS_CHECK_NOTHROW_(call, ok, lib)                                         \
+  do {                                                                                     \
+    const auto cuctx_status_ = (call);                                                     \
+    if (cuctx_status_ != (ok))                                                             \
+      ::cuctx::internal::WarnStatus(lib, static_cast<int>(cuctx_status_), #call, __func__, \
+                                    __FILE__, __LINE__);                                   \
   } while (0)
+
+#define CUCTX_CUDA_CHECK_NOTHROW(call) \
+  CUCTX_STATUS_CHECK_NOTHROW_(call, cudaSuccess, ::cuctx::internal::kCudaLib)
+#define CUCTX_CU_CHECK_NOTHROW(call) \
+  CUCTX_STATUS_CHECK_NOTHROW_(call, CUDA_SUCCESS, ::cuctx::internal::kCuDriverLib)
 
 #define CUCTX_CUDA_CHECK_LAUNCH(name) \
   ::cuctx::internal::CheckLaunch((name), __func__, __FILE__, __LINE__)

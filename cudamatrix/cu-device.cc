@@ -181,6 +181,18 @@ void ReadProperties(int id, CuDeviceProperties* p) {
   CUCTX_CUDA_CHECK(cudaRuntimeGetVersion(&p->runtime_version));
 }
 
+// The allocator's upstream for the current device `id`: VMM (expandable regions) when asked for and
+// the device and driver support it, else cudaMalloc regions.
+std::unique_ptr<CuAllocatorUpstream> NewUpstream(const CuAllocatorOptions& options, int id) {
+  std::string why_not;
+  auto upstream = NewDeviceAllocatorUpstream(
+      options.upstream, [] { SynchronizeGpu(); }, &why_not);
+  if (!why_not.empty())
+    CUCTX_VLOG(1) << "device " << id << ": no virtual memory management (" << why_not
+                  << "); the allocator grows by cudaMalloc regions instead";
+  return upstream;
+}
+
 // Makes `id` the process's device: creates its context and records its properties.
 void UseDevice(Registry& r, int id) {
   CUCTX_CUDA_CHECK(cudaSetDevice(id));
@@ -193,8 +205,7 @@ void UseDevice(Registry& r, int id) {
   const char* cache_env = std::getenv("CUCTX_CUDA_CACHE_MEMORY");
   if (cache_env != nullptr && (std::string(cache_env) == "false" || std::string(cache_env) == "0"))
     options.cache_memory = false;
-  r.allocators[id] = std::make_unique<CuMemoryAllocator>(
-      options, NewCudaAllocatorUpstream([] { SynchronizeGpu(); }));
+  r.allocators[id] = std::make_unique<CuMemoryAllocator>(options, NewUpstream(options, id));
   if (r.multithreading.load()) r.allocators[id]->AllowMultithreading();
   r.allocators[id]->SetDebugStrideMode(r.debug_stride_mode.load());
   r.gpu_selected = true;

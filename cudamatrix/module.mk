@@ -1,5 +1,5 @@
 # cudamatrix/module.mk: device runtime, caching allocator, pinned staging, Cu containers, kernels.
-cudamatrix_SRCS  := cu-check.cc cu-device.cc cu-gemm-check.cc cu-pinned.cc cu-copy.cc \
+cudamatrix_SRCS  := cu-check.cc cu-driver.cc cu-device.cc cu-gemm-check.cc cu-pinned.cc cu-copy.cc \
                     pinned-matrix.cc cu-storage.cc cu-array.cc cu-vector.cc cu-matrix.cc
 # the caching allocator, one job per file (cudamatrix/internal/cu-allocator-impl.h lists them)
 cudamatrix_SRCS  += cu-allocator.cc cu-allocator-placement.cc cu-allocator-expandable.cc \
@@ -7,7 +7,9 @@ cudamatrix_SRCS  += cu-allocator.cc cu-allocator-placement.cc cu-allocator-expan
                     cu-allocator-options.cc cu-allocator-cuda.cc cu-allocator-vmm.cc
 cudamatrix_CU    := cu-kernels-misc.cu cu-kernels-copy.cu cu-kernels-elementwise.cu \
                     cu-kernels-reduce.cu
-cudamatrix_TESTS := cu-device-test.cc cu-allocator-test.cc cu-pinned-test.cc cu-copy-test.cc \
+cudamatrix_TESTS := cu-device-test.cc cu-allocator-test.cc cu-allocator-expandable-test.cc \
+                    cu-allocator-vmm-test.cc \
+                    cu-pinned-test.cc cu-copy-test.cc \
                     pinned-matrix-test.cc cu-array-test.cc cu-vector-test.cc cu-matrix-test.cc \
                     cu-multithread-test.cc
 # BLAS family
@@ -57,4 +59,3 @@ cudamatrix_TESTS += cu-math-lstm-test.cc cu-vector-packed-test.cc
 # block-diagonal, triangular-product, compressed and sparse-swap parity additions
 cudamatrix_SRCS  += cu-block-matrix.cc cu-matrix-tp.cc cu-compressed-matrix.cc cu-sparse-swap.cc
 cudamatrix_CU    += cu-kernels-compressed.cu
-cudamatrix_TESTS += cu-block-matrix-test.cc cu-compressed-matrix-test.cc cu-matrix-tp-test.cc

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # tools/lint.sh: checks that need no compiler run of the whole tree:
 #   1. every header (public, internal/ and cutool/) compiles on its own with CUDA=0 flags;
-#   2. cudaMalloc/cudaFree appear only in the allocator, cudaHostAlloc/cudaHostRegister only in
-#      cu-pinned.cc (benchmarks that time the raw calls as baselines are exempt, and say so).
+#   2. cudaMalloc/cudaFree appear only in the allocator, the driver's cuMem* (VMM) only in
+#      cu-allocator-vmm.cc, cudaHostAlloc/cudaHostRegister only in cu-pinned.cc (benchmarks that
+#      time the raw calls as baselines are exempt, and say so).
 # Usage: tools/lint.sh   (exit 1 on any finding)
 set -u
 cd "$(dirname "$0")/.."
@@ -19,8 +20,11 @@ raw_device=$(grep -nE '\bcuda(Malloc|Free|MallocPitch|MallocAsync|FreeAsync)\(' 
   grep -vE '^cudamatrix/cu-allocator(-cuda)?\.cc:' | grep -vE '^bin/[a-z-]+-bench\.cc:')
 raw_host=$(grep -nE '\bcuda(HostAlloc|FreeHost|HostRegister|HostUnregister|MallocHost)\(' --include='*.cc' --include='*.cu' -r base matrix cudamatrix cutool bin |
   grep -vE '^cudamatrix/cu-pinned\.cc:' | grep -vE '^bin/[a-z-]+-bench\.cc:')
-if [ -n "$raw_device$raw_host" ]; then
-  echo "lint: raw CUDA allocation outside the allocators:"; printf '%s\n' "$raw_device" "$raw_host"; fail=1
+raw_vmm=$(grep -nE '\bcuMem[A-Z][A-Za-z]*\b' --include='*.cc' --include='*.cu' --include='*.h' -r base matrix cudamatrix cutool bin |
+  grep -vE '^cudamatrix/cu-allocator-vmm\.cc:' | grep -vE '^[^:]+:[0-9]+: *//')
+if [ -n "$raw_device$raw_host$raw_vmm" ]; then
+  echo "lint: raw CUDA allocation outside the allocators:"
+  printf '%s\n' "$raw_device" "$raw_host" "$raw_vmm" | grep -v '^$'; fail=1
 fi
 [ $fail -eq 0 ] && echo "lint: ok"
 exit $fail

@@ -82,6 +82,8 @@ struct Block {
   Pool* pool = nullptr;  // the free pool holding it; nullptr while in use
   uint64 thread = 0;     // thread that freed it last (0: never freed)
   uint64 stamp = 0;      // value of the free counter when it was freed
+  bool mapped = true;    // false: address space of an expandable region with no memory behind
+                         // it (always free, in the unmapped pool; begin and size are granules)
 };
 
 struct Region {
@@ -91,6 +93,8 @@ struct Region {
   size_t num_subs = 0;
   int64 num_used = 0;  // blocks in use; 0 means the region may be given back
   Block* first = nullptr;
+  bool expandable = false;  // reserved address space, mapped granule by granule (VMM)
+  size_t mapped_bytes = 0;  // expandable: bytes mapped (the others: all of `size`)
 };
 
 // A free block as its pool's ordered set holds it: (sub-region, size) packed into one word, then
@@ -344,8 +348,21 @@ class AllocatorImpl {
   Block* FindFree(size_t size, uint64 thread);
   Block* FindFreeAnyOwner(size_t size, uint64 thread);
   Block* Grow(size_t size);
+  Block* GrowRegions(size_t size);
+  Block* ShareForGrowth(size_t size);
+  void ShareThreadPools();
   void* UpstreamAllocate(size_t bytes);
-  Block* AddRegion(char* base, size_t bytes);
+  Block* AddRegion(char* base, size_t bytes, bool expandable);
+  Block* SplitOff(Block* b, size_t offset);
+  // Expandable regions (cu-allocator-expandable.cc).
+  struct MapPlan;
+  Block* GrowExpandable(size_t size);
+  bool PlanMapping(size_t size, size_t step, MapPlan* plan);
+  Block* MapAndJoin(const MapPlan& plan);
+  Block* ReserveRegion(size_t size);
+  size_t UnmapFreeGranules();
+  size_t UnreserveEmptyRegions();
+  void ReleaseExpandable(Region* r) noexcept;
   void Take(Block* b, size_t size);
   Block* Coalesce(Block* b, Pool* pool);
   Block* Join(Block* left, Block* right);
@@ -372,11 +389,13 @@ class AllocatorImpl {
   size_t TraceThread(uint64 thread);
 
   size_t quantum_;
+  size_t granule_ = 0;  // the upstream's map granularity when regions are expandable, else 0
   std::vector<std::unique_ptr<Region>> regions_;  // in sub-region order
   size_t num_subs_ = 0;
   size_t tree_leaves_ = 1;
   NodeCache<BlockSet> block_nodes_;
   Pool shared_{0, &block_nodes_};
+  Pool unmapped_{0, &block_nodes_};  // free address space of expandable regions; never served
   std::vector<std::unique_ptr<Pool>> thread_pools_;
   UsedShard used_[kUsedShards];
   const uint64 id_;               // tells this allocator's entries in the thread_local slot apart
