@@ -8,6 +8,9 @@ bin_TOOLS += copy-matrix.cc copy-vector.cc matrix-info.cc matrix-multiply.cc cud
 # health check
 bin_TOOLS      += gpu-health-check.cc
 
+# static memory plans from allocator traces
+bin_TOOLS += cu-memory-plan.cc
+
 bin_CUDA_TOOLS := cu-allocator-bench.cc
 
 # container benchmark

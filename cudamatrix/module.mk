@@ -59,3 +59,6 @@ cudamatrix_TESTS += cu-math-lstm-test.cc cu-vector-packed-test.cc
 # block-diagonal, triangular-product, compressed and sparse-swap parity additions
 cudamatrix_SRCS  += cu-block-matrix.cc cu-matrix-tp.cc cu-compressed-matrix.cc cu-sparse-swap.cc
 cudamatrix_CU    += cu-kernels-compressed.cu
+# static memory plans from allocator traces, and the trace parser they share with the replay
+cudamatrix_SRCS  += cu-memory-plan.cc cu-allocator-trace.cc
+cudamatrix_TESTS += cu-memory-plan-test.cc
