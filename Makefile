@@ -61,7 +61,7 @@ test-both: all
 	@CUCTX_TEST_GPU=no tools/run-tests.sh $(TEST_BINS)
 	@CUCTX_TEST_GPU=yes tools/run-tests.sh $(TEST_BINS)
 
-install: libs
+install: libs tools
 	@tools/install.sh "$(PREFIX)" "$(BUILD)" "$(CUDA)" "$(CUDA_HOME)" "$(LIB_MODULES)"
 
 print-config:

@@ -8,6 +8,7 @@
 #include "base/parse-options.h"
 #include "base/random.h"
 #include "bin/bench-table.h"
+#include "cudamatrix/cu-allocator-async.h"
 #include "cudamatrix/cu-allocator-options.h"
 #include "cudamatrix/cu-allocator-upstream.h"
 #include "cudamatrix/cu-allocator.h"
@@ -140,6 +141,23 @@ void PairBenchmarks(const std::vector<size_t>& sizes, int max_threads, double bu
   };
   FreeFn async_free = [](void* p) { CUCTX_CUDA_CHECK(cudaFreeAsync(p, cudaStreamPerThread)); };
 
+  // The two backends of --cuda-allocator, each a fresh allocator with the device's options.
+  auto time_backend = [&](const std::string& backend, size_t bytes, int threads) {
+    CuAllocatorOptions options = CuDevice::AllocatorOptions();
+    options.backend = backend;
+    options.trace_file.clear();
+    std::unique_ptr<CuMemoryAllocator> allocator = NewDeviceMemoryAllocator(
+        options, [] { SynchronizeGpu(); }, nullptr);
+    if (threads > 1) allocator->AllowMultithreading();
+    CuMemoryAllocator* a = allocator.get();
+    PairResult r = TimePairs(
+        bytes, threads, 20000, budget_s, [a](size_t b) { return a->Malloc(b); },
+        [a](void* p) { a->Free(p); });
+    CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
+    return r;
+  };
+  const bool device_caches = CuDevice::AllocatorOptions().backend == "caching";
+
   for (int threads : {1, max_threads}) {
     for (size_t bytes : sizes) {
       std::string case_name = SizeName(bytes) + ", " + std::to_string(threads) + " thr";
@@ -162,6 +180,16 @@ void PairBenchmarks(const std::vector<size_t>& sizes, int max_threads, double bu
         table->Add({"scaling", case_name, "Mpairs/s", c.pairs_per_second / 1e6, "cudaMallocAsync",
                     a.pairs_per_second / 1e6, c.pairs_per_second / a.pairs_per_second, ""});
       }
+      // The async backend against the caching allocator (the device's own, unless it was started
+      // with --cuda-allocator=async; then a fresh caching one).
+      PairResult k = device_caches ? c : time_backend("caching", bytes, threads);
+      PairResult b = time_backend("async", bytes, threads);
+      table->Add({"backend", case_name, "median us", k.median_us, "--cuda-allocator=async",
+                  b.median_us, b.median_us / k.median_us, ""});
+      if (threads > 1)
+        table->Add({"backend", case_name, "Mpairs/s", k.pairs_per_second / 1e6,
+                    "--cuda-allocator=async", b.pairs_per_second / 1e6,
+                    k.pairs_per_second / b.pairs_per_second, ""});
     }
   }
 }
@@ -568,7 +596,8 @@ int main(int argc, char* argv[]) {
   using namespace cuctx;
   const char* usage =
       "Benchmarks cuctx's device runtime against CUDA's own calls, measured in the same run:\n"
-      "Malloc+Free pair latency and multi-thread scaling (vs cudaMalloc and cudaMallocAsync),\n"
+      "Malloc+Free pair latency and multi-thread scaling (vs cudaMalloc and cudaMallocAsync,\n"
+      "and the caching allocator vs the --cuda-allocator=async backend: rows 'backend'),\n"
       "replays of a synthetic nnet3-like allocation trace and of recorded trace files\n"
       "(--cuda-allocator-trace), growth on expandable (VMM) regions against cudaMalloc regions\n"
       "(first-use footprint, growing sizes, map/unmap cost, release), pageable/pinned copies\n"

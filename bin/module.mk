@@ -16,6 +16,12 @@ bin_CUDA_TOOLS := cu-allocator-bench.cc
 # container benchmark
 bin_CUDA_TOOLS += cu-matrix-bench.cc
 
+# CUDA graph benchmark
+bin_CUDA_TOOLS += cu-graph-bench.cc
+
+# static memory plan benchmark
+bin_CUDA_TOOLS += cu-memory-plan-bench.cc
+
 ifeq ($(CUDA),1)
   bin_TOOLS += $(bin_CUDA_TOOLS)
 endif

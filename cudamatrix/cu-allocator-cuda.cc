@@ -7,6 +7,7 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-graph.h"
 
 #include <cuda_runtime.h>
 
@@ -39,15 +40,25 @@ class CudaAllocatorUpstream : public CuAllocatorUpstream {
   }
 
   void Release(void* ptr, size_t) noexcept override {
-    // cudaFree waits for all queued work on the device, so no stream can still use the region.
-    CUCTX_CUDA_CHECK_NOTHROW(cudaFree(ptr));
+    // cudaFree waits for all queued work on the device, so no stream can still use the region;
+    // CUDA refuses it while a graph capture runs.
+    // A capturing thread releases only its graph's private pool, which no device work has used.
+    try {
+      auto release = [ptr] { CUCTX_CUDA_CHECK(cudaFree(ptr)); };
+      if (CuGraph::Capturing())
+        internal::RunInRelaxedCaptureMode(release);
+      else
+        internal::OutsideCaptures(release);
+    } catch (const std::exception& e) {
+      CUCTX_WARN << "releasing device memory: " << e.what();
+    }
   }
 
   void SynchronizeAllStreams() override {
     if (synchronize_gpu_) {
       synchronize_gpu_();
     } else {
-      CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
+      internal::OutsideCaptures([] { CUCTX_CUDA_CHECK(cudaDeviceSynchronize()); });
     }
   }
 

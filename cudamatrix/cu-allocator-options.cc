@@ -8,6 +8,12 @@
 namespace cuctx {
 
 void CuAllocatorOptions::Register(OptionsItf* opts) {
+  opts->Register("cuda-allocator", &backend,
+                 "Device memory allocator: caching (cuctx's caching allocator, tuned by the "
+                 "other --cuda-* allocator options) or async (every Malloc/Free is a "
+                 "cudaMallocAsync/cudaFreeAsync on the calling thread's stream from a per-device "
+                 "CUDA memory pool that keeps freed memory; of the other allocator options only "
+                 "--cuda-allocator-trace applies)");
   opts->Register("cuda-cache-memory", &cache_memory,
                  "Cache device memory in large regions; false sends every allocation straight to "
                  "cudaMalloc/cudaFree (use with compute-sanitizer)");
@@ -39,6 +45,8 @@ void CuAllocatorOptions::Register(OptionsItf* opts) {
 }
 
 void CuAllocatorOptions::Check() const {
+  CUCTX_CHECK(backend == "caching" || backend == "async")
+      << "--cuda-allocator must be caching or async, got '" << backend << "'";
   CUCTX_CHECK(upstream == "vmm" || upstream == "cuda")
       << "--cuda-allocator-upstream must be vmm or cuda, got '" << upstream << "'";
   CUCTX_CHECK(memory_proportion >= 0.0f && memory_proportion <= 0.99f)

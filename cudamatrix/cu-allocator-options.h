@@ -14,6 +14,13 @@ class OptionsItf;
 
 // Options of CuMemoryAllocator (cu-allocator.h). CuDevice registers them through
 // RegisterCuAllocatorOptions(); programs normally set them on the command line:
+//   --cuda-allocator                (string, caching) the backend (cu-allocator-async.h):
+//                                                  "caching" is CuMemoryAllocator's own pools
+//                                                  over the upstream below; "async" sends every
+//                                                  Malloc/Free to cudaMallocAsync/cudaFreeAsync
+//                                                  on a per-device CUDA memory pool, and of the
+//                                                  options below only --cuda-allocator-trace
+//                                                  applies
 //   --cuda-cache-memory             (bool, true)   false: every Malloc/Free goes straight to the
 //                                                  upstream (cudaMalloc/cudaFree), for
 //                                                  compute-sanitizer
@@ -41,6 +48,7 @@ class OptionsItf;
 //                                                  counted in thread-cache-mb); 0: none
 //   --cuda-allocator-trace          (string, "")   write every Malloc/Free to this file as text
 struct CuAllocatorOptions {
+  std::string backend = "caching";
   bool cache_memory = true;
   std::string upstream = "vmm";
   BaseFloat memory_proportion = 0.0f;
@@ -53,9 +61,10 @@ struct CuAllocatorOptions {
   // Registers the options above under their --cuda-* names.
   void Register(OptionsItf* opts);
 
-  // Throws cuctx::Error naming the option when a value is out of range: upstream must be "vmm" or
-  // "cuda", memory_proportion in [0, 0.99], region_quantum_mb in [1, 1048576], thread_cache_mb
-  // in [0, 65536], thread_cache_large_blocks in [0, 64].
+  // Throws cuctx::Error naming the option when a value is out of range: backend must be "caching"
+  // or "async", upstream must be "vmm" or "cuda", memory_proportion in [0, 0.99],
+  // region_quantum_mb in [1, 1048576], thread_cache_mb in [0, 65536], thread_cache_large_blocks
+  // in [0, 64].
   void Check() const;
 
   // region_quantum_mb in bytes.

@@ -16,7 +16,8 @@
 //     memory with a capacity limit and call counters, and optionally a VMM-like mode over mmap, so
 //     that the allocator's bookkeeping, its growth, its out-of-memory path and its thread rule
 //     are tested on machines without a GPU.
-// Only cu-allocator-cuda.cc and cu-allocator-vmm.cc may call cudaMalloc/cudaFree or cuMem*.
+// Only cu-allocator-cuda.cc and cu-allocator-vmm.cc may call cudaMalloc/cudaFree or cuMem*, and
+// only cu-allocator-async.cc (the --cuda-allocator=async backend) cudaMallocAsync/cudaFreeAsync.
 #ifndef CUCTX_CUDAMATRIX_CU_ALLOCATOR_UPSTREAM_H_
 #define CUCTX_CUDAMATRIX_CU_ALLOCATOR_UPSTREAM_H_
 

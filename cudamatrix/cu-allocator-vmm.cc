@@ -20,6 +20,7 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/internal/cu-driver.h"
 
 #include <cuda.h>
@@ -146,8 +147,22 @@ class VmmAllocatorUpstream : public CuAllocatorUpstream {
 
   void Unmap(const std::vector<std::pair<void*, size_t>>& ranges) noexcept override {
     // Kernels queued by any thread may still use the memory; cuMemUnmap does not wait for them.
-    CUCTX_CUDA_CHECK_NOTHROW(cudaDeviceSynchronize());
-    for (const auto& range : ranges) UnmapGranules(static_cast<char*>(range.first), range.second);
+    // CUDA refuses the device sync while a graph capture runs: wait for captures to end. A
+    // capturing thread unmaps only its graph's private pool, which no device work has used yet.
+    auto unmap = [&] {
+      for (const auto& range : ranges) UnmapGranules(static_cast<char*>(range.first), range.second);
+    };
+    try {
+      if (CuGraph::Capturing())
+        internal::RunInRelaxedCaptureMode(unmap);
+      else
+        internal::OutsideCaptures([&] {
+          CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
+          unmap();
+        });
+    } catch (const std::exception& e) {
+      CUCTX_WARN << "unmapping device memory: " << e.what();
+    }
   }
 
   void Unreserve(void* base, size_t bytes) noexcept override {

@@ -97,13 +97,12 @@ void* AllocatorImpl::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitc
   return ptr;
 }
 
-void AllocatorImpl::Free(void* ptr) {
-  if (ptr == nullptr) return;
+bool AllocatorImpl::Free(void* ptr, bool must_own) {
+  if (ptr == nullptr) return true;
   const uint64 thread = upstream_->CurrentThreadId();
   if (!options_.cache_memory) {
     OptionalLock lock(&mutex_, Locking());
-    FreeDirect(ptr, thread);
-    return;
+    return FreeDirect(ptr, thread, must_own);
   }
   Block* b = RemoveUsed(ptr);
   if (b != nullptr && FastPath()) {
@@ -113,14 +112,18 @@ void AllocatorImpl::Free(void* ptr) {
         OptionalLock lock(&mutex_, Locking());
         for (const auto& e : evicted) FreeBlock(e.first, thread, e.second);
       }
-      return;
+      return true;
     }
   }
   OptionalLock lock(&mutex_, Locking());
-  if (b == nullptr) ThrowBadFree(ptr);
+  if (b == nullptr) {
+    if (!must_own) return false;
+    ThrowBadFree(ptr);
+  }
   FreeBlock(b, thread);
   ++stats_.num_frees;
   if (trace_ != nullptr) TraceFree(ptr, thread);
+  return true;
 }
 
 void* AllocatorImpl::AllocateLocked(size_t size) {
@@ -149,9 +152,12 @@ void AllocatorImpl::NoteInUse(size_t bytes) {
   stats_.peak_in_use_bytes = std::max(stats_.peak_in_use_bytes, stats_.in_use_bytes);
 }
 
-void AllocatorImpl::FreeDirect(void* ptr, uint64 thread) {
+bool AllocatorImpl::FreeDirect(void* ptr, uint64 thread, bool must_own) {
   auto it = direct_.find(ptr);
-  if (it == direct_.end()) ThrowBadFree(ptr);
+  if (it == direct_.end()) {
+    if (!must_own) return false;
+    ThrowBadFree(ptr);
+  }
   const size_t size = it->second;
   direct_.erase(it);
   upstream_->Release(ptr, size);
@@ -161,6 +167,7 @@ void AllocatorImpl::FreeDirect(void* ptr, uint64 thread) {
   stats_.in_use_bytes -= size;
   ++stats_.num_frees;
   if (trace_ != nullptr) TraceFree(ptr, thread);
+  return true;
 }
 
 // Returns a block that is in no pool and not in the used map to the free pools: to the shared
@@ -216,7 +223,9 @@ void* CuMemoryAllocator::MallocPitch(size_t row_bytes, size_t num_rows, size_t* 
   return impl_->MallocPitch(row_bytes, num_rows, pitch);
 }
 
-void CuMemoryAllocator::Free(void* ptr) { impl_->Free(ptr); }
+void CuMemoryAllocator::Free(void* ptr) { impl_->Free(ptr, true); }
+
+bool CuMemoryAllocator::TryFree(void* ptr) { return impl_->Free(ptr, false); }
 
 void CuMemoryAllocator::AllowMultithreading() {
   impl_->multi_threaded_.store(true, std::memory_order_release);

@@ -242,6 +242,9 @@ class CuMemoryAllocator {
   // stream, may still be running (see NOTE ON STREAMS). Throws cuctx::Error naming the pointer if
   // it was not allocated here or was already freed; the allocator is unchanged then.
   void Free(void* ptr);
+  // Free() for a pointer that may belong to someone else: returns false, changing nothing, when
+  // this allocator has no block in use at `ptr` (true for nullptr).
+  bool TryFree(void* ptr);
 
   // Turns on the locks and the per-thread caches. Call before a second thread uses the allocator;
   // it cannot be turned off.

@@ -86,7 +86,14 @@ class CuArray : public CuArrayBase<T> {
   explicit CuArray(MatrixIndexT dim, MatrixResizeType resize_type = kSetZero) {
     Resize(dim, resize_type);
   }
-  explicit CuArray(const std::vector<T>& src) { this->CopyFromVec2(src); }
+  explicit CuArray(const std::vector<T>& src) {
+    try {
+      this->CopyFromVec2(src);
+    } catch (...) {  // e.g. inside a CuGraph capture: no destructor runs for a failed constructor
+      Destroy();
+      throw;
+    }
+  }
   CuArray(const CuArray<T>& other) : CuArrayBase<T>() { CopyFrom(other); }
   explicit CuArray(const CuArrayBase<T>& other) { CopyFrom(other); }
   CuArray<T>& operator=(const CuArray<T>& other) {

@@ -3,6 +3,7 @@
 #include "cudamatrix/cu-check.h"
 
 #if CUCTX_HAVE_CUDA
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/internal/cu-driver.h"
 
 #include <cublas_v2.h>
@@ -218,7 +219,9 @@ bool SyncChecksEnabled() {
 
 void CheckLaunch(const char* kernel, const char* func, const char* file, int line) {
   cudaError_t e = cudaGetLastError();
-  if (e == cudaSuccess && SyncChecksEnabled()) e = cudaStreamSynchronize(cudaStreamPerThread);
+  // A captured launch runs later; waiting for the stream would break the capture.
+  if (e == cudaSuccess && SyncChecksEnabled() && !CuGraph::Capturing())
+    e = cudaStreamSynchronize(cudaStreamPerThread);
   if (e != cudaSuccess) {
     std::string call = std::string("launch of ") + kernel;
     ThrowStatus(kCudaLib, static_cast<int>(e), call.c_str(), func, file, line);

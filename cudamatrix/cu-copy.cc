@@ -6,6 +6,7 @@
 #include "base/options-itf.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-pinned.h"
 
 #include <algorithm>
@@ -477,6 +478,7 @@ class CudaMover {
 // Waits for this thread's stream and tells the caching allocator, so that blocks this thread
 // freed before the wait can go to other threads without a SynchronizeGpu().
 void SynchronizeThreadStream() {
+  internal::CheckNotCapturing("waiting for this thread's stream");
   CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
   if (CuMemoryAllocator* allocator = CuDevice::Instantiate().Allocator())
     allocator->NoteThreadStreamSynchronized();
@@ -493,6 +495,8 @@ void Copy(const char* what, bool to_device, void* dst, size_t dst_pitch, const v
     counters.host_only.fetch_add(1, std::memory_order_relaxed);
     return;
   }
+  // A transfer cannot be captured; ops that read back name themselves before they get here.
+  internal::CheckNotCapturing(what);
 #if CUCTX_HAVE_CUDA
   const Transfer2D t = MakeTransfer(to_device, dst, dst_pitch, src, src_pitch, row_bytes, rows);
   const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;

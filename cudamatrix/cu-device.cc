@@ -5,10 +5,13 @@
 #include "base/error.h"
 #include "base/options-itf.h"
 #include "base/random.h"
+#include "cudamatrix/cu-allocator-async.h"
 #include "cudamatrix/cu-allocator-options.h"
 #include "cudamatrix/cu-allocator-upstream.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-gemm-check.h"
+#include "cudamatrix/cu-graph.h"
+#include "cudamatrix/internal/cu-alloc-scope.h"
 
 #include <algorithm>
 #include <atomic>
@@ -181,16 +184,17 @@ void ReadProperties(int id, CuDeviceProperties* p) {
   CUCTX_CUDA_CHECK(cudaRuntimeGetVersion(&p->runtime_version));
 }
 
-// The allocator's upstream for the current device `id`: VMM (expandable regions) when asked for and
-// the device and driver support it, else cudaMalloc regions.
-std::unique_ptr<CuAllocatorUpstream> NewUpstream(const CuAllocatorOptions& options, int id) {
+// The device's allocator: the caching allocator over the upstream --cuda-allocator-upstream
+// names (VMM when the device and driver support it), or the stream-ordered cudaMallocAsync
+// backend (--cuda-allocator=async).
+std::unique_ptr<CuMemoryAllocator> NewAllocator(const CuAllocatorOptions& options, int id) {
   std::string why_not;
-  auto upstream = NewDeviceAllocatorUpstream(
-      options.upstream, [] { SynchronizeGpu(); }, &why_not);
+  auto allocator = NewDeviceMemoryAllocator(
+      options, [] { SynchronizeGpu(); }, &why_not);
   if (!why_not.empty())
     CUCTX_VLOG(1) << "device " << id << ": no virtual memory management (" << why_not
                   << "); the allocator grows by cudaMalloc regions instead";
-  return upstream;
+  return allocator;
 }
 
 // Makes `id` the process's device: creates its context and records its properties.
@@ -205,7 +209,7 @@ void UseDevice(Registry& r, int id) {
   const char* cache_env = std::getenv("CUCTX_CUDA_CACHE_MEMORY");
   if (cache_env != nullptr && (std::string(cache_env) == "false" || std::string(cache_env) == "0"))
     options.cache_memory = false;
-  r.allocators[id] = std::make_unique<CuMemoryAllocator>(options, NewUpstream(options, id));
+  r.allocators[id] = NewAllocator(options, id);
   if (r.multithreading.load()) r.allocators[id]->AllowMultithreading();
   r.allocators[id]->SetDebugStrideMode(r.debug_stride_mode.load());
   r.gpu_selected = true;
@@ -455,7 +459,7 @@ void CuDevice::PrintMemoryUsage() const {
 void CuDevice::SeedGpu() { SeedGpu(static_cast<uint64>(Rand()) * 2654435761u + 1); }
 
 void CuDevice::AccuProfile(const char* function_name, const CuTimer& timer) {
-  if (!timer.Active()) return;
+  if (!timer.Active() || CuGraph::Capturing()) return;  // captured work has no time yet
 #if CUCTX_HAVE_CUDA
   // Without this the time would cover only the launch, not the GPU work.
   if (Enabled()) CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
@@ -508,7 +512,14 @@ void CuDevice::SeedGpu(uint64 seed) {
   CUCTX_CURAND_CHECK(curandSetGeneratorOffset(GetCurandHandle(), 0));
 }
 
+// Malloc, MallocPitch and Free go to the calling thread's allocation scope while one is installed
+// (a graph capture's private pool: cu-graph.cc; a planned scope: cu-planned-scope.cc), else to
+// the device's caching allocator.
+// A scope is installed only on a thread that uses the selected GPU, so it is asked first, before
+// the registry: a planned scope's Malloc/Free cost a few nanoseconds.
 void* CuDevice::Malloc(size_t size) {
+  if (internal::AllocationScope* scope = internal::ThreadAllocationScope())
+    return scope->Malloc(size);
   CuMemoryAllocator* allocator = Allocator();
   CUCTX_CHECK(allocator != nullptr)
       << "CuDevice::Malloc: no GPU selected (" << NoGpuReason() << ")";
@@ -518,6 +529,8 @@ void* CuDevice::Malloc(size_t size) {
 }
 
 void* CuDevice::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) {
+  if (internal::AllocationScope* scope = internal::ThreadAllocationScope())
+    return scope->MallocPitch(row_bytes, num_rows, pitch);
   CuMemoryAllocator* allocator = Allocator();
   CUCTX_CHECK(allocator != nullptr)
       << "CuDevice::MallocPitch: no GPU selected (" << NoGpuReason() << ")";
@@ -528,10 +541,15 @@ void* CuDevice::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) {
 
 void CuDevice::Free(void* ptr) {
   if (ptr == nullptr) return;
+  if (internal::AllocationScope* scope = internal::ThreadAllocationScope())
+    if (scope->Free(ptr)) return;
   CuMemoryAllocator* allocator = Allocator();
   CUCTX_CHECK(allocator != nullptr)
       << "CuDevice::Free: no GPU selected, so " << ptr << " cannot be device memory";
   AttachToSelectedDevice();
+  // Memory of a graph's pool that outlived its capture is found after the allocator's own; an
+  // unknown pointer then gets the allocator's error.
+  if (allocator->TryFree(ptr) || internal::FreeScopedMemory(ptr)) return;
   allocator->Free(ptr);
 }
 
@@ -586,7 +604,10 @@ cusolverDnContext* CuDevice::GetCusolverDnHandle() {
 
 void SynchronizeGpu() {
   if (!CuDevice::Instantiate().Enabled()) return;
-  LaunchNoOp(cudaStreamLegacy);
+  internal::CheckNotCapturing("SynchronizeGpu");
+  // A launch on the legacy stream would make it depend on capturing threads' streams (CUDA
+  // rejects that and the captures break): it waits until no capture runs.
+  internal::OutsideCaptures([] { LaunchNoOp(cudaStreamLegacy); });
 }
 
 std::string GetFreeGpuMemory(int64* free, int64* total) {

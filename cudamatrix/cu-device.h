@@ -199,8 +199,9 @@ inline cusolverDnContext* GetCusolverDnHandle() {
 }
 
 // Orders all threads' per-thread streams: launches an empty kernel on the legacy default stream,
-// which waits for and is waited on by every blocking stream. Does not block the host. No-op
-// without a GPU.
+// which waits for and is waited on by every blocking stream. Does not block the host, except
+// while some other thread captures a CuGraph: it then waits for that capture to end (a legacy
+// launch would break it). No-op without a GPU; an error on a thread that is capturing.
 void SynchronizeGpu();
 
 // Free and total memory of the current device in bytes; returns a summary like

@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-kernels.h"
@@ -177,6 +178,7 @@ void CuMatrixBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& a,
 template <typename Real>
 Real CuMatrixBase<Real>::TraceMatMatImpl(const CuMatrixBase<Real>& A, const CuMatrixBase<Real>& B,
                                          MatrixTransposeType trans) {
+  internal::CheckNotCapturing("TraceMatMat");
   CUCTX_CHECK(OpRows(B, trans) == A.NumCols() && OpCols(B, trans) == A.NumRows())
       << "TraceMatMat: A " << ShapeText(A) << " times B " << ShapeText(B) << " ("
       << TransName(trans) << ") is not square";
@@ -260,6 +262,7 @@ void CuMatrixBase<Real>::AddMatMatBatchedImpl(Real alpha, std::vector<CuSubMatri
 template <typename Real>
 Real CuMatrixBase<Real>::VecMatVecImpl(const CuVectorBase<Real>& v1, const CuMatrixBase<Real>& M,
                                        const CuVectorBase<Real>& v2) {
+  internal::CheckNotCapturing("VecMatVec");
   CUCTX_CHECK(v1.Dim() == M.NumRows() && v2.Dim() == M.NumCols())
       << "VecMatVec: shape mismatch: v1 has dimension " << v1.Dim() << ", M is " << ShapeText(M)
       << ", v2 has dimension " << v2.Dim();

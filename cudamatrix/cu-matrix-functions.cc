@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-kernels.h"
@@ -332,6 +333,7 @@ void CuMatrixBase<Real>::AddToDiag(Real alpha) {
 
 template <typename Real>
 Real CuMatrixBase<Real>::Max() const {
+  internal::CheckNotCapturing("CuMatrixBase::Max");
   CUCTX_CHECK(!Empty()) << "CuMatrix::Max: empty matrix " << ShapeText(*this);
   Real result = 0;
   if (internal::RunOnGpu(
@@ -342,6 +344,7 @@ Real CuMatrixBase<Real>::Max() const {
 
 template <typename Real>
 Real CuMatrixBase<Real>::Min() const {
+  internal::CheckNotCapturing("CuMatrixBase::Min");
   CUCTX_CHECK(!Empty()) << "CuMatrix::Min: empty matrix " << ShapeText(*this);
   Real result = 0;
   if (internal::RunOnGpu(
@@ -352,6 +355,7 @@ Real CuMatrixBase<Real>::Min() const {
 
 template <typename Real>
 Real CuMatrixBase<Real>::Trace(bool check_square) const {
+  internal::CheckNotCapturing("CuMatrixBase::Trace");
   CUCTX_CHECK(!check_square || num_rows_ == num_cols_)
       << "CuMatrix::Trace: matrix " << ShapeText(*this) << " is not square";
   if (Empty()) return 0;
@@ -362,8 +366,50 @@ Real CuMatrixBase<Real>::Trace(bool check_square) const {
   return CpuView().Trace(check_square);
 }
 
+// The device-result reductions: the result stays on the device, written into `result`.
+template <typename Real>
+inline void DeviceReduceTo(MatrixDim dim, const Real* data, MatReduce op, Real* result,
+                           CuStream stream) {
+  internal::ScopedStorage work(MatReduceWorkspaceBytes());
+  LaunchMatReduce(dim, data, op, Real(0), work.Data(), stream);
+  internal::CopyStorage2D(result, sizeof(Real), work.Data(), sizeof(Real), sizeof(Real), 1);
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::Max(CuValue<Real> result) const {
+  CUCTX_CHECK(!Empty()) << "CuMatrix::Max: empty matrix " << ShapeText(*this);
+  if (internal::RunOnGpu(
+          [&](CuStream s) { DeviceReduceTo(Dim(), data_, MatReduce::kMax, result.Data(), s); }))
+    return;
+  *result.Data() = CpuView().Max();
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::Min(CuValue<Real> result) const {
+  CUCTX_CHECK(!Empty()) << "CuMatrix::Min: empty matrix " << ShapeText(*this);
+  if (internal::RunOnGpu(
+          [&](CuStream s) { DeviceReduceTo(Dim(), data_, MatReduce::kMin, result.Data(), s); }))
+    return;
+  *result.Data() = CpuView().Min();
+}
+
+template <typename Real>
+void CuMatrixBase<Real>::Trace(CuValue<Real> result, bool check_square) const {
+  CUCTX_CHECK(!check_square || num_rows_ == num_cols_)
+      << "CuMatrix::Trace: matrix " << ShapeText(*this) << " is not square";
+  if (internal::RunOnGpu([&](CuStream s) {
+        if (Empty())
+          internal::ZeroStorage2D(result.Data(), sizeof(Real), sizeof(Real), 1);
+        else
+          DeviceReduceTo(Dim(), data_, MatReduce::kTrace, result.Data(), s);
+      }))
+    return;
+  *result.Data() = Empty() ? Real(0) : CpuView().Trace(check_square);
+}
+
 template <typename Real>
 bool CuMatrixBase<Real>::IsUnit(Real tol) const {
+  internal::CheckNotCapturing("CuMatrixBase::IsUnit");
   if (Empty()) return true;
   Real off_unit = 0;
   if (internal::RunOnGpu(
@@ -407,6 +453,9 @@ bool CuMatrixBase<Real>::IsUnit(Real tol) const {
   template R CuMatrixBase<R>::Max() const;                                                       \
   template R CuMatrixBase<R>::Min() const;                                                       \
   template R CuMatrixBase<R>::Trace(bool) const;                                                 \
+  template void CuMatrixBase<R>::Max(CuValue<R>) const;                                          \
+  template void CuMatrixBase<R>::Min(CuValue<R>) const;                                          \
+  template void CuMatrixBase<R>::Trace(CuValue<R>, bool) const;                                  \
   template bool CuMatrixBase<R>::IsUnit(R) const;
 
 CUCTX_INSTANTIATE_CU_FUNCTIONS_(float)

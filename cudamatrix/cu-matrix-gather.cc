@@ -6,6 +6,7 @@
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
@@ -50,10 +51,13 @@ const int32_t* PairData(const CuArrayBase<Int32Pair>& a) {
 }
 
 // The value checks of the NOTE ON index validation (cu-matrix.h): in sync-check mode only, the
-// index array is copied back (waiting for the stream) and checked as the CPU path checks it.
+// index array is copied back (waiting for the stream) and checked as the CPU path checks it;
+// never while capturing a CuGraph (the indexes are read when the graph runs).
+bool ValidateNow() { return internal::SyncChecksEnabled() && !CuGraph::Capturing(); }
+
 void ValidateIndexes(const char* op, const CuArrayBase<MatrixIndexT>& indexes, MatrixIndexT limit,
                      const char* limit_name) {
-  if (!internal::SyncChecksEnabled()) return;
+  if (!ValidateNow()) return;
   std::vector<MatrixIndexT> h;
   indexes.CopyToVec(&h);
   for (size_t i = 0; i < h.size(); ++i)
@@ -62,7 +66,7 @@ void ValidateIndexes(const char* op, const CuArrayBase<MatrixIndexT>& indexes, M
 }
 
 void ValidateRanges(const char* op, const CuArrayBase<Int32Pair>& ranges, MatrixIndexT limit) {
-  if (!internal::SyncChecksEnabled()) return;
+  if (!ValidateNow()) return;
   std::vector<Int32Pair> h;
   ranges.CopyToVec(&h);
   for (size_t i = 0; i < h.size(); ++i)
@@ -73,7 +77,7 @@ void ValidateRanges(const char* op, const CuArrayBase<Int32Pair>& ranges, Matrix
 
 void ValidatePairs(const char* op, const CuArrayBase<Int32Pair>& pairs, MatrixIndexT rows,
                    MatrixIndexT cols) {
-  if (!internal::SyncChecksEnabled()) return;
+  if (!ValidateNow()) return;
   std::vector<Int32Pair> h;
   pairs.CopyToVec(&h);
   CheckPairs(op, h.data(), h.size(), rows, cols);

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
@@ -107,6 +108,7 @@ CuValue<Real> CuMatrixBase<Real>::operator()(MatrixIndexT r, MatrixIndexT c) {
 
 template <typename Real>
 Real CuMatrixBase<Real>::operator()(MatrixIndexT r, MatrixIndexT c) const {
+  internal::CheckNotCapturing("CuMatrixBase::operator() (element read)");
   return const_cast<CuMatrixBase<Real>*>(this)->operator()(r, c);
 }
 
@@ -162,6 +164,7 @@ void CuMatrixBase<Real>::CopyFromMat(const MatrixBase<OtherReal>& src, MatrixTra
 template <typename Real>
 template <typename OtherReal>
 void CuMatrixBase<Real>::CopyToMat(MatrixBase<OtherReal>* dst, MatrixTransposeType trans) const {
+  internal::CheckNotCapturing("CuMatrixBase::CopyToMat");
   CheckCopyShape("CuMatrix::CopyToMat", dst->NumRows(), dst->NumCols(), num_rows_, num_cols_,
                  trans);
   if (Empty()) return;
@@ -251,6 +254,7 @@ void CuMatrixBase<Real>::DivElements(const CuMatrixBase<Real>& A) {
 
 template <typename Real>
 Real CuMatrixBase<Real>::Sum() const {
+  internal::CheckNotCapturing("CuMatrixBase::Sum");
   if (Empty()) return 0;
   Real sum = 0;
   if (internal::RunOnGpu([&](CuStream s) { sum = DeviceSum(Dim(), data_, false, s); })) return sum;
@@ -258,7 +262,24 @@ Real CuMatrixBase<Real>::Sum() const {
 }
 
 template <typename Real>
+void CuMatrixBase<Real>::Sum(CuValue<Real> result) const {
+  if (internal::RunOnGpu([&](CuStream s) {
+        if (Empty()) {
+          internal::ZeroStorage2D(result.Data(), sizeof(Real), sizeof(Real), 1);
+          return;
+        }
+        internal::ScopedStorage work(ReduceWorkspaceBytes());
+        LaunchSum(Dim(), data_, false, work.Data(), s);
+        internal::CopyStorage2D(result.Data(), sizeof(Real), work.Data(), sizeof(Real),
+                                sizeof(Real), 1);
+      }))
+    return;
+  *result.Data() = Empty() ? Real(0) : CpuView().Sum();
+}
+
+template <typename Real>
 Real CuMatrixBase<Real>::FrobeniusNorm() const {
+  internal::CheckNotCapturing("CuMatrixBase::FrobeniusNorm");
   if (Empty()) return 0;
   Real sum_sq = 0;
   if (internal::RunOnGpu([&](CuStream s) { sum_sq = DeviceSum(Dim(), data_, true, s); }))
@@ -268,6 +289,7 @@ Real CuMatrixBase<Real>::FrobeniusNorm() const {
 
 template <typename Real>
 bool CuMatrixBase<Real>::ApproxEqual(const CuMatrixBase<Real>& other, float tol) const {
+  internal::CheckNotCapturing("CuMatrixBase::ApproxEqual");
   CheckCopyShape("CuMatrix::ApproxEqual", num_rows_, num_cols_, other.NumRows(), other.NumCols(),
                  kNoTrans);
   CuMatrix<Real> diff(*this);

@@ -110,6 +110,9 @@ class CuMatrixBase {
   // strided sum, then block and cross-block trees in a fixed order; deterministic for a shape).
   // Waits for the result.
   Real Sum() const;
+  // Device-result form: writes the sum into `result` (an element of a CuVector or CuMatrix)
+  // without waiting or a transfer, so it can be captured in a CuGraph (0 when empty).
+  void Sum(CuValue<Real> result) const;
   // sqrt of the sum of squares (the same reduction on squares). Waits for the result.
   Real FrobeniusNorm() const;
   // True when ||this - other|| <= tol * ||this||. Throws on a shape mismatch.
@@ -410,6 +413,11 @@ class CuMatrixBase {
   // Sum of the diagonal (0 when empty); with check_square throws unless square. GPU: accumulated
   // in Real in a fixed tree order (the CPU adds in double). Waits for the result.
   Real Trace(bool check_square = true) const;
+  // Device-result forms of Max, Min and Trace (see Sum(CuValue)): no wait, no transfer,
+  // capturable; same errors as the forms above.
+  void Max(CuValue<Real> result) const;
+  void Min(CuValue<Real> result) const;
+  void Trace(CuValue<Real> result, bool check_square = true) const;
   // True when every element is within tol (absolute) of the identity's (any shape; true when
   // empty; NaN elements are not counted as off, as on the CPU). Waits for the result.
   bool IsUnit(Real tol = 0.001) const;
@@ -549,7 +557,12 @@ class CuMatrix : public CuMatrixBase<Real> {
   template <typename OtherReal>
   explicit CuMatrix(const MatrixBase<OtherReal>& other, MatrixTransposeType trans = kNoTrans) {
     ResizeFor(other.NumRows(), other.NumCols(), trans);
-    this->CopyFromMat(other, trans);
+    try {
+      this->CopyFromMat(other, trans);
+    } catch (...) {  // e.g. inside a CuGraph capture: no destructor runs for a failed constructor
+      Destroy();
+      throw;
+    }
   }
   // ---- from packed matrices (Kaldi parity; defined in cu-host-conversions.cc) ----
   // The full symmetric n x n matrix that M packs (one unpacking kernel on the GPU).

@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
@@ -60,6 +61,8 @@ void CuRand<Real>::SeedGpu() {
 
 template <typename Real>
 void CuRand<Real>::RandUniform(CuMatrixBase<Real>* tgt) {
+  // cuRAND's generators allocate and keep host-side state: not capturable.
+  internal::CheckNotCapturing("CuRand::RandUniform (SetRandn, SetRandUniform)");
   CUCTX_CHECK(tgt != nullptr) << "CuRand::RandUniform: null matrix";
   if (tgt->NumRows() == 0 || tgt->NumCols() == 0) return;
 #if CUCTX_HAVE_CUDA
@@ -78,6 +81,8 @@ void CuRand<Real>::RandUniform(CuMatrix<Real>* tgt) {
 
 template <typename Real>
 void CuRand<Real>::RandUniform(CuVectorBase<Real>* tgt) {
+  // cuRAND's generators allocate and keep host-side state: not capturable.
+  internal::CheckNotCapturing("CuRand::RandUniform (SetRandn, SetRandUniform)");
   CUCTX_CHECK(tgt != nullptr) << "CuRand::RandUniform: null vector";
   if (tgt->Dim() == 0) return;
 #if CUCTX_HAVE_CUDA
@@ -91,6 +96,8 @@ void CuRand<Real>::RandUniform(CuVectorBase<Real>* tgt) {
 
 template <typename Real>
 void CuRand<Real>::RandGaussian(CuMatrixBase<Real>* tgt) {
+  // cuRAND's generators allocate and keep host-side state: not capturable.
+  internal::CheckNotCapturing("CuRand::RandGaussian (SetRandn, SetRandUniform)");
   CUCTX_CHECK(tgt != nullptr) << "CuRand::RandGaussian: null matrix";
   if (tgt->NumRows() == 0 || tgt->NumCols() == 0) return;
 #if CUCTX_HAVE_CUDA
@@ -109,6 +116,8 @@ void CuRand<Real>::RandGaussian(CuMatrix<Real>* tgt) {
 
 template <typename Real>
 void CuRand<Real>::RandGaussian(CuVectorBase<Real>* tgt) {
+  // cuRAND's generators allocate and keep host-side state: not capturable.
+  internal::CheckNotCapturing("CuRand::RandGaussian (SetRandn, SetRandUniform)");
   CUCTX_CHECK(tgt != nullptr) << "CuRand::RandGaussian: null vector";
   if (tgt->Dim() == 0) return;
 #if CUCTX_HAVE_CUDA

@@ -7,6 +7,7 @@
 #include "cudamatrix/cu-array.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-kernels.h"
@@ -578,6 +579,7 @@ void CuMatrixBase<Real>::AddMatSmat(Real alpha, const CuMatrixBase<Real>& A,
 template <typename Real>
 Real TraceMatSmat(const CuMatrixBase<Real>& A, const CuSparseMatrix<Real>& B,
                   MatrixTransposeType trans) {
+  internal::CheckNotCapturing("TraceMatSmat");
   CUCTX_CHECK(OpShapeIs(B, trans, A.NumCols(), A.NumRows()))
       << "TraceMatSmat: A " << ShapeText(A) << " times " << SparseText(B, trans)
       << " is not square";

@@ -31,6 +31,9 @@ class CuValue {
   CuValue& operator+=(Real value) { return *this = static_cast<Real>(*this) + value; }
   CuValue& operator-=(Real value) { return *this = static_cast<Real>(*this) - value; }
 
+  // Where the element lives (device memory in GPU mode): the device-result forms of Sum, Max,
+  // Min and Trace write there without a transfer.
+  Real* Data() const { return data_; }
   // The element's value.
   operator Real() const {
     Real value;

@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-kernels.h"
@@ -74,6 +75,7 @@ void CuVectorBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& v,
 
 template <typename Real>
 Real CuVectorBase<Real>::VecVecImpl(const CuVectorBase<Real>& a, const CuVectorBase<Real>& b) {
+  internal::CheckNotCapturing("VecVec");
   CUCTX_CHECK(a.Dim() == b.Dim()) << "VecVec: dimension mismatch: " << a.Dim() << " vs " << b.Dim();
   if (a.Dim() == 0) return 0;
 #if CUCTX_HAVE_CUDA

@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/cu-vector.h"
@@ -80,6 +81,7 @@ void CuVectorBase<Real>::AddColSumMat(Real alpha, const CuMatrixBase<Real>& M, R
 
 template <typename Real>
 Real CuVectorBase<Real>::Sum() const {
+  internal::CheckNotCapturing("CuVectorBase::Sum");
   if (dim_ == 0) return 0;
   Real sum = 0;
   if (internal::RunOnGpu([&](CuStream s) {
@@ -94,6 +96,7 @@ Real CuVectorBase<Real>::Sum() const {
 
 template <typename Real>
 Real CuVectorBase<Real>::Max() const {
+  internal::CheckNotCapturing("CuVectorBase::Max");
   CUCTX_CHECK(dim_ > 0) << "CuVector::Max: empty vector";
   Real result = 0;
   if (internal::RunOnGpu(
@@ -104,12 +107,55 @@ Real CuVectorBase<Real>::Max() const {
 
 template <typename Real>
 Real CuVectorBase<Real>::Min() const {
+  internal::CheckNotCapturing("CuVectorBase::Min");
   CUCTX_CHECK(dim_ > 0) << "CuVector::Min: empty vector";
   Real result = 0;
   if (internal::RunOnGpu(
           [&](CuStream s) { result = DeviceExtremum(RowReduceOp::kMin, data_, dim_, s); }))
     return result;
   return CpuView().Min();
+}
+
+template <typename Real>
+void CuVectorBase<Real>::Sum(CuValue<Real> result) const {
+  if (internal::RunOnGpu([&](CuStream s) {
+        if (dim_ == 0) {
+          internal::ZeroStorage2D(result.Data(), sizeof(Real), sizeof(Real), 1);
+          return;
+        }
+        internal::ScopedStorage work(ReduceWorkspaceBytes());
+        LaunchSum(VecDim(dim_), data_, false, work.Data(), s);
+        internal::CopyStorage2D(result.Data(), sizeof(Real), work.Data(), sizeof(Real),
+                                sizeof(Real), 1);
+      }))
+    return;
+  *result.Data() = dim_ == 0 ? Real(0) : CpuView().Sum();
+}
+
+// The device-result extrema: the row reduction writes straight into the result element.
+template <typename Real>
+inline void DeviceExtremumTo(RowReduceOp op, const Real* data, MatrixIndexT dim, Real* result,
+                             CuStream stream) {
+  LaunchFill(result, 1, sizeof(Real), 0, stream);  // beta * out must be finite
+  LaunchRowReduce(VecDim(dim), data, op, Real(1), Real(0), result, stream);
+}
+
+template <typename Real>
+void CuVectorBase<Real>::Max(CuValue<Real> result) const {
+  CUCTX_CHECK(dim_ > 0) << "CuVector::Max: empty vector";
+  if (internal::RunOnGpu(
+          [&](CuStream s) { DeviceExtremumTo(RowReduceOp::kMax, data_, dim_, result.Data(), s); }))
+    return;
+  *result.Data() = CpuView().Max();
+}
+
+template <typename Real>
+void CuVectorBase<Real>::Min(CuValue<Real> result) const {
+  CUCTX_CHECK(dim_ > 0) << "CuVector::Min: empty vector";
+  if (internal::RunOnGpu(
+          [&](CuStream s) { DeviceExtremumTo(RowReduceOp::kMin, data_, dim_, result.Data(), s); }))
+    return;
+  *result.Data() = CpuView().Min();
 }
 
 template <typename Real>
@@ -136,6 +182,9 @@ void CuVectorBase<Real>::ApplyLogSoftMax() {
   template R CuVectorBase<R>::Sum() const;                                   \
   template R CuVectorBase<R>::Max() const;                                   \
   template R CuVectorBase<R>::Min() const;                                   \
+  template void CuVectorBase<R>::Sum(CuValue<R>) const;                      \
+  template void CuVectorBase<R>::Max(CuValue<R>) const;                      \
+  template void CuVectorBase<R>::Min(CuValue<R>) const;                      \
   template void CuVectorBase<R>::ApplySoftMax();                             \
   template void CuVectorBase<R>::ApplyLogSoftMax();
 

@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/cu-vector.h"
@@ -262,6 +263,7 @@ void CuVectorBase<Real>::ReplaceValue(Real orig, Real changed) {
 
 template <typename Real>
 Real CuVectorBase<Real>::Norm(Real p) const {
+  internal::CheckNotCapturing("CuVectorBase::Norm");
   CUCTX_CHECK(p >= 0) << "CuVector::Norm: p = " << p << " must be >= 0";
   if (dim_ == 0) return 0;
   double norm = 0;
@@ -276,6 +278,7 @@ Real CuVectorBase<Real>::Norm(Real p) const {
 
 template <typename Real>
 bool CuVectorBase<Real>::ApproxEqual(const CuVectorBase<Real>& other, float tol) const {
+  internal::CheckNotCapturing("CuVectorBase::ApproxEqual");
   return cuctx::ApproxEqual(*this, other, tol);
 }
 

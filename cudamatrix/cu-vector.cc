@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
@@ -43,6 +44,7 @@ CuValue<Real> CuVectorBase<Real>::operator()(MatrixIndexT i) {
 
 template <typename Real>
 Real CuVectorBase<Real>::operator()(MatrixIndexT i) const {
+  internal::CheckNotCapturing("CuVectorBase::operator() (element read)");
   CUCTX_CHECK(i >= 0 && i < dim_) << "CuVector: index " << i << " out of range [0, " << dim_ << ")";
   return CuValue<Real>(data_ + i);
 }
@@ -83,6 +85,7 @@ void CuVectorBase<Real>::CopyFromVec(const VectorBase<OtherReal>& src) {
 template <typename Real>
 template <typename OtherReal>
 void CuVectorBase<Real>::CopyToVec(VectorBase<OtherReal>* dst) const {
+  internal::CheckNotCapturing("CuVectorBase::CopyToVec");
   CheckSameDim("CuVector::CopyToVec", dim_, dst->Dim());
   if (dim_ == 0) return;
   if (std::is_same<Real, OtherReal>::value) {

@@ -107,6 +107,11 @@ class CuVectorBase {
   Real Sum() const;
   Real Max() const;
   Real Min() const;
+  // Device-result forms: write into `result` (an element of a CuVector or CuMatrix) without
+  // waiting or a transfer, so they can be captured in a CuGraph; same errors as above.
+  void Sum(CuValue<Real> result) const;
+  void Max(CuValue<Real> result) const;
+  void Min(CuValue<Real> result) const;
   // In-place softmax x_i = exp(x_i - m) / sum_j exp(x_j - m) (m the maximum) and log-softmax
   // x_i = x_i - log(sum_j exp(x_j)), both stable for large inputs. Unlike Vector they return
   // nothing (no host sync). Throw on an empty vector, as Vector does.
@@ -243,7 +248,12 @@ class CuVector : public CuVectorBase<Real> {
   template <typename OtherReal>
   explicit CuVector(const VectorBase<OtherReal>& v) {
     Resize(v.Dim(), kUndefined);
-    this->CopyFromVec(v);
+    try {
+      this->CopyFromVec(v);
+    } catch (...) {  // e.g. inside a CuGraph capture: no destructor runs for a failed constructor
+      Destroy();
+      throw;
+    }
   }
   CuVector<Real>& operator=(const CuVector<Real>& v) {
     if (this != &v) Assign(v);

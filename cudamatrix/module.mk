@@ -1,5 +1,5 @@
 # cudamatrix/module.mk: device runtime, caching allocator, pinned staging, Cu containers, kernels.
-cudamatrix_SRCS  := cu-check.cc cu-driver.cc cu-device.cc cu-gemm-check.cc cu-pinned.cc cu-copy.cc \
+cudamatrix_SRCS  := cu-check.cc cu-driver.cc cu-device.cc cu-graph.cc cu-alloc-scope.cc cu-gemm-check.cc cu-pinned.cc cu-copy.cc \
                     pinned-matrix.cc cu-storage.cc cu-array.cc cu-vector.cc cu-matrix.cc
 # the caching allocator, one job per file (cudamatrix/internal/cu-allocator-impl.h lists them)
 cudamatrix_SRCS  += cu-allocator.cc cu-allocator-placement.cc cu-allocator-expandable.cc \
@@ -59,6 +59,12 @@ cudamatrix_TESTS += cu-math-lstm-test.cc cu-vector-packed-test.cc
 # block-diagonal, triangular-product, compressed and sparse-swap parity additions
 cudamatrix_SRCS  += cu-block-matrix.cc cu-matrix-tp.cc cu-compressed-matrix.cc cu-sparse-swap.cc
 cudamatrix_CU    += cu-kernels-compressed.cu
-# static memory plans from allocator traces, and the trace parser they share with the replay
+cudamatrix_TESTS += cu-block-matrix-test.cc cu-compressed-matrix-test.cc cu-matrix-tp-test.cc
 cudamatrix_SRCS  += cu-memory-plan.cc cu-allocator-trace.cc
 cudamatrix_TESTS += cu-memory-plan-test.cc
+cudamatrix_SRCS  += cu-allocator-async.cc
+cudamatrix_TESTS += cu-allocator-async-test.cc
+cudamatrix_TESTS += cu-graph-test.cc
+# planned scopes: serving a repeated iteration from its memory plan
+cudamatrix_SRCS  += cu-planned-scope.cc
+cudamatrix_TESTS += cu-planned-scope-test.cc

@@ -53,6 +53,17 @@ g++ "$tmp/porting.cc" $(pkg-config --cflags --libs cuctx) -o "$tmp/porting" 2>"$
 grep -q "mean row sum 1" "$tmp/porting.out" ||
   { echo "README's porting example printed something unexpected:"; cat "$tmp/porting.out"; exit 1; }
 
+# The tools are installed and run from there.
+for tool in cuda-gpu-available gpu-health-check cu-memory-plan; do
+  if [ ! -x "$tmp/prefix/bin/$tool" ]; then
+    echo "tool $tool was not installed into PREFIX/bin"; exit 1
+  fi
+done
+if ! "$tmp/prefix/bin/cu-memory-plan" --json tests/data/synthetic-nnet3.trace >"$tmp/plan.json"; then
+  echo "installed cu-memory-plan failed"; exit 1
+fi
+grep -q '"peak_bytes"' "$tmp/plan.json" || { echo "installed cu-memory-plan: no JSON"; exit 1; }
+
 # The public headers stand alone for an outside program; the private ones are not installed.
 inc="$tmp/prefix/include/cuctx"
 if [ -e "$inc/cudamatrix/internal" ] || [ -n "$(find "$inc" -name '*-internal.h' -o -name '*.cuh')" ]; then

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# tools/install.sh: installs headers, libraries and cuctx.pc under a prefix (called by `make install`).
+# tools/install.sh: installs headers, libraries, cuctx.pc and the bin/ tools under a prefix (called
+# by `make install`).
 # Usage: tools/install.sh PREFIX BUILD_DIR CUDA(0|1) CUDA_HOME "MODULES"
 # Only the library modules are installed (the Makefile's LIB_MODULES): their public headers (not
-# internal/) and archives. cutool/ is support for bin/ and is left out.
+# internal/) and archives. cutool/ is support for bin/ and is left out; the tools built from it
+# (and the rest of bin/: gpu-health-check, cuda-gpu-available, cu-memory-plan, the benchmarks,
+# ...) go to PREFIX/bin.
 set -eu
 if [ $# -ne 5 ]; then
   echo "usage: $0 PREFIX BUILD_DIR CUDA CUDA_HOME \"MODULES\"" >&2
@@ -20,6 +23,10 @@ done
 mkdir -p "$prefix/include/cuctx/util"
 install -m 644 util/*.h "$prefix/include/cuctx/util/"
 install -m 755 "$build/lib/libcuctx.so" "$prefix/lib/"
+mkdir -p "$prefix/bin"
+for tool in "$build"/bin/*; do
+  [ -f "$tool" ] && [ -x "$tool" ] && install -m 755 "$tool" "$prefix/bin/"
+done
 extra_cflags=""
 if [ "$cuda" = 1 ]; then extra_cflags="-I$cuda_home/include -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1"; fi
 # HAVE_CUDA is the flag Kaldi's build sets for its own programs (kaldi.mk); code ported from Kaldi
@@ -35,4 +42,4 @@ Version: 0.1.0
 Cflags: -I\${includedir} -std=c++17 -pthread -DCUCTX_HAVE_CUDA=$cuda -DHAVE_CUDA=$cuda $extra_cflags
 Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lcuctx -pthread
 PC
-echo "installed cuctx into $prefix (headers in include/cuctx, libraries and pkgconfig/cuctx.pc in lib)"
+echo "installed cuctx into $prefix (headers in include/cuctx, libraries and pkgconfig/cuctx.pc in lib, tools in bin)"

@@ -9,7 +9,9 @@
 //   cu-allocator-thread-cache.cc  per-thread caches of freed blocks and the map of blocks in use
 //   cu-allocator-stats.cc         statistics, error messages and the trace writer
 //   cu-allocator-replay.cc        ReplayAllocatorTrace()
-//   cu-allocator-cuda.cc, cu-allocator-vmm.cc   the CUDA upstreams (cudaMalloc; VMM)
+//   cu-allocator-trace.cc         the trace parser shared by the replay and CuMemoryPlan
+//   cu-allocator-cuda.cc, cu-allocator-vmm.cc, cu-allocator-async.cc   the CUDA upstreams
+//                                 (cudaMalloc; VMM; cudaMallocAsync)
 //   internal/cu-allocator-locks.h  the locks
 #ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_ALLOCATOR_IMPL_H_
 #define CUCTX_CUDAMATRIX_INTERNAL_CU_ALLOCATOR_IMPL_H_
@@ -315,7 +317,8 @@ class AllocatorImpl {
 
   void* Malloc(size_t bytes);
   void* MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch);
-  void Free(void* ptr);
+  // must_own: a pointer this allocator did not hand out is an error (else: false, nothing done).
+  bool Free(void* ptr, bool must_own);
   void SynchronizeGpu();
   void NoteThreadStreamSynchronized();
   size_t ReleaseCachedMemory();
@@ -334,7 +337,7 @@ class AllocatorImpl {
   bool FastPath() const { return fast_path_ && Locking(); }
   void* AllocateLocked(size_t size);
   void* AllocateDirect(size_t size);
-  void FreeDirect(void* ptr, uint64 thread);
+  bool FreeDirect(void* ptr, uint64 thread, bool must_own);
   void FreeBlock(Block* b, uint64 thread, bool safe = false);
   ThreadCache* CacheOf(uint64 thread);
   ThreadCache* FindCache(uint64 thread);
