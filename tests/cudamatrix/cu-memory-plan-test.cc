@@ -264,8 +264,9 @@ TEST(CuMemoryPlanTest, RejectsBadIntervals) {
 TEST(CuMemoryPlanTest, RandomIntervalSetsAreValidAndNearTheLowerBound) {
   test::Rng rng = test::MakeRng();
   const char* kShapes[] = {"independent lifetimes", "nested lifetimes", "few sizes"};
-  // Greedy by size is a heuristic, and the lower bound (the most bytes alive at one step) need not
-  // be reachable by any placement. With nested lifetimes, as in training, the plans stay within
+  // Greedy by size (with greedy by breadth tried where it ends more than 1% above the lower
+  // bound) is a heuristic, and the lower bound (the most bytes alive at one step) need not be
+  // reachable by any placement. With nested lifetimes, as in training, the plans stay within
   // 10% of it (the worst of 300 sets was at most 1.016 for each of 13 seeds tried). With
   // independent random lifetimes they do not: about one set in 15 ends above 1.1, the worst of
   // 300 at 1.12 to 1.35 depending on the seed, while the mean stays at 1.02 to 1.03; those shapes
@@ -274,6 +275,7 @@ TEST(CuMemoryPlanTest, RandomIntervalSetsAreValidAndNearTheLowerBound) {
   const double kMeanBound[] = {1.05, 1.01, 1.05};
   for (int shape = 0; shape < 3; ++shape) {
     double worst = 1.0, sum = 0.0;
+    int gains = 0;  // sets where greedy by breadth beat greedy by size
     const int kSets = 300;
     for (int set = 0; set < kSets; ++set) {
       const std::vector<Interval> in = RandomIntervals(shape, &rng);
@@ -283,7 +285,16 @@ TEST(CuMemoryPlanTest, RandomIntervalSetsAreValidAndNearTheLowerBound) {
       std::string problem;
       ASSERT_TRUE(plan.Verify(&problem)) << problem;
       ASSERT_TRUE(NoLiveOverlaps(plan));
-      ASSERT_EQ(Offsets(plan), ReferenceOffsets(in));
+      // Greedy by size is kept unless greedy by breadth needs strictly less.
+      const std::vector<size_t> reference = ReferenceOffsets(in);
+      size_t reference_peak = 0;
+      for (size_t i = 0; i < reference.size(); ++i)
+        reference_peak = std::max(reference_peak, reference[i] + plan.Buffers()[i].size);
+      ASSERT_LE(plan.PeakBytes(), reference_peak);
+      if (plan.PeakBytes() == reference_peak) {
+        ASSERT_EQ(Offsets(plan), reference);
+      }
+      gains += plan.PeakBytes() < reference_peak ? 1 : 0;
       for (const CuMemoryPlan::Buffer& b : plan.Buffers()) {
         ASSERT_EQ(b.offset % CuMemoryPlan::kAlignment, 0u);
         ASSERT_LE(b.offset + b.size, plan.PeakBytes());
@@ -293,8 +304,10 @@ TEST(CuMemoryPlanTest, RandomIntervalSetsAreValidAndNearTheLowerBound) {
       worst = std::max(worst, plan.Ratio());
       sum += plan.Ratio();
     }
-    std::printf("  %s: peak / lower bound over %d sets: mean %.4f, worst %.4f\n", kShapes[shape],
-                kSets, sum / kSets, worst);
+    std::printf(
+        "  %s: peak / lower bound over %d sets: mean %.4f, worst %.4f; greedy by breadth better "
+        "on %d\n",
+        kShapes[shape], kSets, sum / kSets, worst, gains);
     EXPECT_LE(sum / kSets, kMeanBound[shape]) << kShapes[shape];
   }
 }
