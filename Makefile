@@ -8,6 +8,15 @@ MODULES := $(LIB_MODULES) cutool
 .DEFAULT_GOAL := all
 
 include common.mk
+
+# A build on a machine that lacks a Debian package stops here, before compiling, and says which
+# and how to get it (make run, make test and make deps install what is missing themselves).
+ifeq ($(filter deps run test clean help format format-check lint print-config,$(MAKECMDGOALS)),)
+  MISSING_DEPS := $(shell tools/install-deps.sh --check 2>/dev/null | sed -n 's/^install-deps: missing: //p')
+  ifneq ($(strip $(MISSING_DEPS)),)
+    $(error missing Debian packages: $(MISSING_DEPS). Install them with `make deps` (or `tools/install-deps.sh`; `make run` and `make test` do it too), then build again)
+  endif
+endif
 include $(addsuffix /module.mk,$(MODULES)) tests/module.mk bin/module.mk
 $(foreach m,$(MODULES),$(eval $(call MODULE_RULES,$(m))))
 

@@ -6,7 +6,7 @@
 # Packages come from Debian's archive only (apt-get); nothing is downloaded from anywhere else.
 # The CUDA toolkit is not a Debian package here: it is used when $CUDA_HOME/bin/nvcc exists.
 set -eu
-packages=(g++ make pkg-config libopenblas-dev libgtest-dev libbenchmark-dev clang-format)
+packages=(g++ make pkg-config cmake libopenblas-dev libgtest-dev libbenchmark-dev clang-format)
 mode=install
 quiet=0
 for arg in "$@"; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# tools/install.sh: installs headers, libraries, cuctx.pc and the bin/ tools under a prefix (called
-# by `make install`).
+# tools/install.sh: installs headers, libraries, cuctx.pc, the CMake package (lib/cmake/cuctx) and
+# the bin/ tools under a prefix (called by `make install`).
 # Usage: tools/install.sh PREFIX BUILD_DIR CUDA(0|1) CUDA_HOME "MODULES"
 # Only the library modules are installed (the Makefile's LIB_MODULES): their public headers (not
 # internal/) and archives. cutool/ is support for bin/ and is left out; the tools built from it
@@ -42,4 +42,43 @@ Version: 0.1.0
 Cflags: -I\${includedir} -std=c++17 -pthread -DCUCTX_HAVE_CUDA=$cuda -DHAVE_CUDA=$cuda $extra_cflags
 Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lcuctx -pthread
 PC
-echo "installed cuctx into $prefix (headers in include/cuctx, libraries and pkgconfig/cuctx.pc in lib, tools in bin)"
+# CMake package: find_package(cuctx) gives the imported target cuctx::cuctx with the same flags.
+cmake_inc="" cmake_defs=""
+if [ "$cuda" = 1 ]; then
+  cmake_inc=";$cuda_home/include"
+  cmake_defs=";CUDA_API_PER_THREAD_DEFAULT_STREAM=1"
+fi
+mkdir -p "$prefix/lib/cmake/cuctx"
+cat > "$prefix/lib/cmake/cuctx/cuctxConfig.cmake" <<CMAKE
+# cuctxConfig.cmake: find_package(cuctx) for the cuctx installed under this prefix (written by
+# tools/install.sh). Defines the imported target cuctx::cuctx and cuctx_CUDA (1 if built with CUDA).
+include(CMakeFindDependencyMacro)
+find_dependency(Threads)
+get_filename_component(_cuctx_prefix "\${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
+if(NOT TARGET cuctx::cuctx)
+  add_library(cuctx::cuctx SHARED IMPORTED)
+  set_target_properties(cuctx::cuctx PROPERTIES
+    IMPORTED_LOCATION "\${_cuctx_prefix}/lib/libcuctx.so"
+    INTERFACE_INCLUDE_DIRECTORIES "\${_cuctx_prefix}/include/cuctx$cmake_inc"
+    INTERFACE_COMPILE_DEFINITIONS "CUCTX_HAVE_CUDA=$cuda;HAVE_CUDA=$cuda$cmake_defs"
+    INTERFACE_COMPILE_FEATURES cxx_std_17
+    INTERFACE_LINK_LIBRARIES Threads::Threads)
+endif()
+set(cuctx_CUDA $cuda)
+unset(_cuctx_prefix)
+CMAKE
+cat > "$prefix/lib/cmake/cuctx/cuctxConfigVersion.cmake" <<'CMAKE'
+# cuctxConfigVersion.cmake: version 0.1.0; a request is compatible when it asks for the same
+# major and minor version (0.x releases may change the API) and no newer patch.
+set(PACKAGE_VERSION "0.1.0")
+set(PACKAGE_VERSION_COMPATIBLE FALSE)
+set(PACKAGE_VERSION_EXACT FALSE)
+if(PACKAGE_FIND_VERSION_MAJOR EQUAL 0 AND PACKAGE_FIND_VERSION_MINOR EQUAL 1
+   AND NOT PACKAGE_FIND_VERSION VERSION_GREATER PACKAGE_VERSION)
+  set(PACKAGE_VERSION_COMPATIBLE TRUE)
+endif()
+if(PACKAGE_FIND_VERSION VERSION_EQUAL PACKAGE_VERSION)
+  set(PACKAGE_VERSION_EXACT TRUE)
+endif()
+CMAKE
+echo "installed cuctx into $prefix (headers in include/cuctx, libraries, pkgconfig/cuctx.pc and cmake/cuctx in lib, tools in bin)"
