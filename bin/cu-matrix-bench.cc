@@ -20,6 +20,7 @@
 #include "cudamatrix/cu-sparse-matrix.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-blas-wrappers.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/pinned-matrix.h"
 #include "matrix/matrix.h"
 #include "matrix/sparse-matrix.h"
@@ -431,6 +432,61 @@ void LstmBench(MatrixIndexT rows, MatrixIndexT cells, double budget, Table* tabl
 // ---- end of lstm family ---------------------------------------------------------------------
 
 // "1024,4096" -> "1024x1024,4096x4096" (so ParseShapes checks the items).
+// ---- small-op latency: host cost per call (launch-bound sizes) ---------------------------------
+
+// Host microseconds per call of fn, issued `kCalls` times back to back (the clock stops before
+// the device is waited for); median of several batches. At these sizes the GPU keeps up, so this
+// is what one thread pays to issue the op.
+double HostUsPerCall(const std::function<void()>& fn) {
+  constexpr int kCalls = 200;
+  fn();
+  CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+  std::vector<double> t;
+  for (int rep = 0; rep < 9; ++rep) {
+    const double t0 = bench::Now();
+    for (int i = 0; i < kCalls; ++i) fn();
+    t.push_back((bench::Now() - t0) * 1e6 / kCalls);
+    CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+  }
+  return bench::Percentile(t, 0.5);
+}
+
+// AddMatMat, Sigmoid, AddVecToRows and SoftMaxPerRow on rows x cols float matrices against a bare
+// kernel launch and a raw cuBLAS GEMM of the same shape on the same handle.
+void LatencyBench(MatrixIndexT rows, MatrixIndexT cols, Table* table) {
+  CuMatrix<float> x(rows, cols), w(cols, cols), y(rows, cols);
+  CuVector<float> b(cols);
+  x.SetRandn();
+  w.SetRandn();
+  b.SetRandn();
+  cublasHandle_t handle = CuDevice::Instantiate().GetCublasHandle();
+  const float one = 1.0f, zero = 0.0f;
+  const double bare = HostUsPerCall([] { LaunchNoOp(cudaStreamPerThread); });
+  const double gemm = HostUsPerCall([&] {
+    // y = x w^T in row-major terms: column-major y^T = w x^T.
+    CUCTX_CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, cols, rows, cols, &one,
+                                   w.Data(), w.Stride(), x.Data(), x.Stride(), &zero, y.Data(),
+                                   y.Stride()));
+  });
+  char shape[32];
+  std::snprintf(shape, sizeof(shape), "%dx%d", rows, cols);
+  auto row = [&](const char* op, const std::function<void()>& fn, const char* baseline,
+                 double base) {
+    const double us = HostUsPerCall(fn);
+    table->Add({"latency", std::string(op) + " " + shape, "host us/call", us, baseline, base,
+                base / us, ""});
+  };
+  row(
+      "AddMatMat", [&] { y.AddMatMat(1.0f, x, kNoTrans, w, kTrans, 0.0f); }, "raw cublasSgemm",
+      gemm);
+  row(
+      "Sigmoid", [&] { y.Sigmoid(x); }, "bare kernel launch", bare);
+  row(
+      "AddVecToRows", [&] { y.AddVecToRows(1.0f, b); }, "bare kernel launch", bare);
+  row(
+      "SoftMaxPerRow", [&] { y.SoftMaxPerRow(x); }, "bare kernel launch", bare);
+}
+
 std::string SquareShapes(const std::string& sizes) {
   std::stringstream in(sizes), out;
   std::string item;
@@ -481,7 +537,7 @@ int main(int argc, char* argv[]) {
   po.Register("precision", &precision, "float, double or both");
   po.Register("only", &only,
               "run one family: copy, elementwise, reduce, softmax, gather, blas, host, solver, "
-              "sparse or lstm (default all)");
+              "sparse, lstm or latency (host cost per call of small ops; default all)");
   po.Register("budget", &budget, "seconds of GPU time per case (about)");
   po.Register("csv", &csv, "print the final table as CSV");
   po.Register("solver-sizes", &solver_sizes,
@@ -499,10 +555,10 @@ int main(int argc, char* argv[]) {
       CUCTX_ERR << "--precision must be float, double or both, got '" << precision << "'";
     const std::vector<std::string> families = {"",        "copy",   "elementwise", "reduce",
                                                "softmax", "gather", "blas",        "host",
-                                               "solver",  "sparse", "lstm"};
+                                               "solver",  "sparse", "lstm",        "latency"};
     if (std::find(families.begin(), families.end(), only) == families.end())
       CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, gather, blas, host, solver, "
-                   "sparse or lstm, "
+                   "sparse, lstm or latency, "
                 << "got '" << only << "'";
     ParseShapes(SquareShapes(solver_sizes));
     if (!(budget > 0 && budget <= 10)) CUCTX_ERR << "--budget must be in (0, 10], got " << budget;
@@ -527,7 +583,7 @@ int main(int argc, char* argv[]) {
                 p.major, p.minor, p.multiprocessors, p.driver_version, p.runtime_version);
     Table table;
     for (const auto& s : shapes) {
-      if (only == "solver" || only == "sparse" || only == "lstm") break;
+      if (only == "solver" || only == "sparse" || only == "lstm" || only == "latency") break;
       if (precision != "double") MatrixBench<float>(s.first, s.second, budget, &table).Run(only);
       if (precision != "float") MatrixBench<double>(s.first, s.second, budget, &table).Run(only);
     }
@@ -542,6 +598,10 @@ int main(int argc, char* argv[]) {
         if (precision != "double") SparseBench<float>(4096, density, budget, &table);
         if (precision != "float") SparseBench<double>(4096, density, budget, &table);
       }
+    }
+    if (only.empty() || only == "latency") {
+      LatencyBench(32, 256, &table);
+      LatencyBench(128, 1024, &table);
     }
     if (only.empty() || only == "lstm") {
       for (MatrixIndexT rows : {2048, 16384}) {
