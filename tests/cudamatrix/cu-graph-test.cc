@@ -1122,8 +1122,7 @@ TEST(CuGraphFreshThreadTest, FirstLibraryUseOfAThreadCanBeCaptured) {
     try {
       CuDevice::Instantiate();
       CuMatrix<float> a(ha), p(24, 24), eager_p(24, 24);
-      CuGraph graph =
-          CuGraph::Capture([&] { p.AddMatMat(1.0f, a, kNoTrans, a, kTrans, 0.0f); });
+      CuGraph graph = CuGraph::Capture([&] { p.AddMatMat(1.0f, a, kNoTrans, a, kTrans, 0.0f); });
       graph.Launch();
       graph.Launch();
       eager_p.AddMatMat(1.0f, a, kNoTrans, a, kTrans, 0.0f);
