@@ -47,8 +47,9 @@
 // memory back, destroying a graph) are held back while any thread captures, and captures wait
 // for them: keep captured bodies short.
 //
-// CPU mode (no GPU selected): Capture() keeps `body` and Launch() runs it, under the same rules
-// (the ops above throw), so the same program works without a GPU; MemoryBytes() is 0.
+// CPU mode (no GPU selected): Capture() keeps `body` and Launch() runs it with Capturing() true,
+// so the ops that name themselves above throw there too and the same program works without a
+// GPU (plain host<->"device" copies are host copies there and do not throw); MemoryBytes() is 0.
 //
 // Thread-safety: Capture() may run on several threads at once, each capturing its own graph. A
 // CuGraph may be launched from any thread (on that thread's stream) but not concurrently with its
