@@ -217,8 +217,6 @@ class CaptureState {
 }  // namespace
 
 namespace internal {
-bool GraphCapturesActive() { return g_captures_active.load(std::memory_order_relaxed) > 0; }
-
 void RunInRelaxedCaptureMode(const std::function<void()>& call) {
   if (!t_capturing) {
     call();
@@ -371,7 +369,6 @@ size_t CuGraph::MemoryBytes() const {
 
 #if !CUCTX_HAVE_CUDA
 namespace internal {
-bool GraphCapturesActive() { return false; }
 void OutsideCaptures(const std::function<void()>& wait) { wait(); }
 void RunInRelaxedCaptureMode(const std::function<void()>& call) { call(); }
 }  // namespace internal

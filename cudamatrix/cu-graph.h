@@ -103,8 +103,6 @@ namespace internal {
 // Throws cuctx::Error saying that `op` cannot run while the calling thread captures a CUDA graph,
 // if it does; used by every op that synchronizes or moves data to or from the host.
 void CheckNotCapturing(const char* op);
-// True while any thread of the process captures a graph.
-bool GraphCapturesActive();
 // Runs `wait`, a call that involves the whole device (cudaDeviceSynchronize, cudaFree, a launch on
 // the legacy default stream, an unmap after a device sync), at a moment when no thread captures a
 // graph: CUDA rejects such calls while any capture runs, and they would invalidate it. Captures
