@@ -257,8 +257,9 @@ class CuPlannedScope::Impl : public internal::AllocationScope {
       else
         expected << "the plan expects Malloc of " << b.size << " bytes (rounded)";
     } else {
-      expected << "the plan expects the Free of planned buffer "
-               << static_cast<size_t>(-1 - ev[next_]);
+      const size_t b = static_cast<size_t>(-1 - ev[next_]);
+      expected << "the plan expects the Free of planned buffer " << b << " (at offset "
+               << entry_->plan.Buffers()[b].offset << ")";
     }
     CUCTX_WARN << "CuPlannedScope '" << key_ << "': call " << next_ + 1 << " (" << call
                << ") does not match the plan: " << expected.str()

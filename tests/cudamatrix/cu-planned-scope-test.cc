@@ -87,6 +87,14 @@ int RunIteration(CuPlannedScope* scope, uint64 shape, int change_at = -1, size_t
   return corrupt;
 }
 
+// Records iteration `shape` under `key` (the first scope of a key records and plans).
+void RecordIteration(CuMemoryPlans* plans, const std::string& key, CuMemoryAllocator* allocator,
+                     uint64 shape) {
+  CuPlannedScope record(plans, key, allocator);
+  ASSERT_TRUE(record.Recording());
+  EXPECT_EQ(RunIteration(&record, shape), 0);
+}
+
 TEST(CuPlannedScopeTest, RecordsTheFirstIterationThenReplaysItsPlan) {
   auto allocator = HostAllocator();
   CuMemoryPlans plans;
@@ -121,10 +129,7 @@ TEST(CuPlannedScopeTest, RecordsTheFirstIterationThenReplaysItsPlan) {
 TEST(CuPlannedScopeTest, ASizeMismatchFallsBackToTheCachingAllocator) {
   auto allocator = HostAllocator();
   CuMemoryPlans plans;
-  {
-    CuPlannedScope record(&plans, "k", allocator.get());
-    RunIteration(&record, 2);
-  }
+  RecordIteration(&plans, "k", allocator.get(), 2);
   const int64 n = plans.Find("k")->NumBuffers();
   CuPlannedScope scope(&plans, "k", allocator.get());
   // The 20th allocation is one alignment unit larger than planned.
@@ -191,10 +196,7 @@ TEST(CuPlannedScopeTest, EachShapeKeyHasItsOwnPlan) {
 TEST(CuPlannedScopeTest, ReplayedPlanTakesOneBlockOfThePlansPeak) {
   auto allocator = HostAllocator();
   CuMemoryPlans plans;
-  {
-    CuPlannedScope record(&plans, "k", allocator.get());
-    RunIteration(&record, 6);
-  }
+  RecordIteration(&plans, "k", allocator.get(), 6);
   const size_t peak = plans.Find("k")->PeakBytes();
   const int64 mallocs_before = allocator->GetStats().num_mallocs;
   CuPlannedScope scope(&plans, "k", allocator.get());
