@@ -22,6 +22,9 @@ bin_CUDA_TOOLS += cu-graph-bench.cc
 # static memory plan benchmark
 bin_CUDA_TOOLS += cu-memory-plan-bench.cc
 
+# Kaldi's own speed tests, timed Kaldi's way, against Kaldi's H100 figures (tests/data/kaldi-speed-h100.tsv)
+bin_CUDA_TOOLS += cu-kaldi-speed-bench.cc
+
 ifeq ($(CUDA),1)
   bin_TOOLS += $(bin_CUDA_TOOLS)
 endif
