@@ -11,7 +11,6 @@
 namespace cuctx {
 namespace {
 
-std::atomic<int> g_verbose_level{0};
 std::atomic<LogHandler> g_log_handler{nullptr};
 
 // The program name is written once at start-up but may be read from any thread.
@@ -41,8 +40,11 @@ const char* SeverityPrefix(int severity) {
 
 LogHandler SetLogHandler(LogHandler handler) { return g_log_handler.exchange(handler); }
 
-void SetVerboseLevel(int level) { g_verbose_level.store(level); }
-int GetVerboseLevel() { return g_verbose_level.load(std::memory_order_relaxed); }
+namespace internal {
+std::atomic<int> verbose_level{0};
+}  // namespace internal
+
+void SetVerboseLevel(int level) { internal::verbose_level.store(level); }
 
 void SetProgramName(const char* name) {
   const char* slash = name ? std::strrchr(name, '/') : nullptr;

@@ -16,6 +16,7 @@
 #ifndef CUCTX_BASE_ERROR_H_
 #define CUCTX_BASE_ERROR_H_
 
+#include <atomic>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -68,9 +69,17 @@ typedef void (*LogHandler)(const LogMessageEnvelope& envelope, const char* messa
 // Installs a handler (nullptr restores the default, which writes to stderr); returns the old one.
 LogHandler SetLogHandler(LogHandler handler);
 
-// Verbosity for CUCTX_VLOG; 0 by default. Set by --verbose in ParseOptions.
+namespace internal {
+// The level behind Set/GetVerboseLevel. Declared here only so that GetVerboseLevel() compiles to
+// one relaxed load: every Cu op tests it to decide whether to profile itself (cu-profile.h).
+// Read and write it through the two functions below.
+extern std::atomic<int> verbose_level;
+}  // namespace internal
+
+// Verbosity for CUCTX_VLOG; 0 by default. Set by --verbose in ParseOptions. At 1 or more the Cu
+// ops also profile themselves (cudamatrix/cu-profile.h).
 void SetVerboseLevel(int level);
-int GetVerboseLevel();
+inline int GetVerboseLevel() { return internal::verbose_level.load(std::memory_order_relaxed); }
 
 // Program name shown in messages; ParseOptions sets it from argv[0] (directory stripped).
 void SetProgramName(const char* name);

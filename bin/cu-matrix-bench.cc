@@ -17,6 +17,7 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-math.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/cu-sparse-matrix.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-blas-wrappers.h"
@@ -187,6 +188,11 @@ class MatrixBench {
     CuArray<int32> ids;
     Bandwidth("reduce", "FindRowMaxId", 1, t, [&] { b->FindRowMaxId(&ids); });
     Bandwidth("reduce", "Max (waits)", 1, t, [&] { sink_ += a.Max(); });
+    Bandwidth("reduce", "TraceMatMat(kTrans) (waits)", 2, t,
+              [&] { sink_ += TraceMatMat(a, *b, kTrans); });
+    if (rows_ == cols_)
+      Bandwidth("reduce", "TraceMatMat(kNoTrans) (waits)", 2, t,
+                [&] { sink_ += TraceMatMat(a, *b, kNoTrans); });
   }
 
   void Softmax(const CuMatrix<Real>& a, CuMatrix<Real>* b) {
@@ -352,7 +358,8 @@ void SolverBench(MatrixIndexT n, double budget, Table* table) {
 }
 
 // Sparse x dense products (cuSPARSE SpMM through CuMatrix::AddSmatMat / AddMatSmat) at a given
-// density, against the dense GEMM of the same shape (AddMatMat on the densified sparse operand).
+// density, against the dense GEMM of the same shape (AddMatMat on the densified sparse operand),
+// and AddMatSmat (each of its GPU paths, and the transpose it caches) against AddSmatMat.
 template <typename Real>
 void SparseBench(MatrixIndexT n, double density, double budget, Table* table) {
   std::vector<std::vector<std::pair<MatrixIndexT, Real>>> pairs(n);
@@ -372,7 +379,19 @@ void SparseBench(MatrixIndexT n, double density, double budget, Table* table) {
   const double t_dense =
       TimeCalls([&] { c.AddMatMat(1.0, dense_a, kNoTrans, b, kNoTrans, 0.0); }, budget);
   const double t_smm = TimeCalls([&] { c.AddSmatMat(1.0, sparse, kNoTrans, b, 0.0); }, budget);
+  // TimeCalls' warm-up call builds the sparse matrix's transpose cache, which AddMatSmat keeps.
   const double t_msm = TimeCalls([&] { c.AddMatSmat(1.0, b, sparse, kNoTrans, 0.0); }, budget);
+  // The same product with the transpose stored as such (kTrans needs no cache).
+  const CuSparseMatrix<Real> sparse_t(sparse, kTrans);
+  const double t_msm_t = TimeCalls([&] { c.AddMatSmat(1.0, b, sparse_t, kTrans, 0.0); }, budget);
+  // What building the cache costs once per matrix.
+  const double t_csc = TimeCalls([&] { CuSparseMatrix<Real> t(sparse, kTrans); }, budget);
+  // The other AddMatSmat paths (see internal::MatSmatPath), kNoTrans.
+  internal::SetMatSmatPath(internal::MatSmatPath::kColMajor);
+  const double t_col = TimeCalls([&] { c.AddMatSmat(1.0, b, sparse, kNoTrans, 0.0); }, budget);
+  internal::SetMatSmatPath(internal::MatSmatPath::kTransposeOp);
+  const double t_op = TimeCalls([&] { c.AddMatSmat(1.0, b, sparse, kNoTrans, 0.0); }, budget);
+  internal::SetMatSmatPath(internal::MatSmatPath::kRowMajor);
   char what[96];
   std::snprintf(what, sizeof(what), "%s n=%d, %.0f%% nonzero", PrecisionName<Real>(), n,
                 density * 100);
@@ -380,6 +399,18 @@ void SparseBench(MatrixIndexT n, double density, double budget, Table* table) {
               t_dense * 1e3, t_dense / t_smm, ""});
   table->Add({"sparse", std::string("AddMatSmat ") + what, "ms", t_msm * 1e3, "dense AddMatMat",
               t_dense * 1e3, t_dense / t_msm, ""});
+  // Issue 14: AddMatSmat within 1.5x of AddSmatMat (ratio >= 0.67).
+  const char* target = ">= 0.67";
+  table->Add({"sparse", std::string("AddMatSmat ") + what, "ms", t_msm * 1e3, "AddSmatMat",
+              t_smm * 1e3, t_smm / t_msm, target});
+  table->Add({"sparse", std::string("AddMatSmat(kTrans) ") + what, "ms", t_msm_t * 1e3,
+              "AddSmatMat", t_smm * 1e3, t_smm / t_msm_t, target});
+  table->Add({"sparse", std::string("AddMatSmat col-major path ") + what, "ms", t_col * 1e3,
+              "AddSmatMat", t_smm * 1e3, t_smm / t_col, ""});
+  table->Add({"sparse", std::string("AddMatSmat transpose-op path ") + what, "ms", t_op * 1e3,
+              "AddSmatMat", t_smm * 1e3, t_smm / t_op, ""});
+  table->Add({"sparse", std::string("CuSparseMatrix(kTrans) ") + what, "ms", t_csc * 1e3,
+              "AddSmatMat", t_smm * 1e3, t_smm / t_csc, ""});
 }
 
 // ---- lstm family: cu::ComputeLstmNonlinearity / cu::BackpropLstmNonlinearity ----------------
@@ -487,6 +518,55 @@ void LatencyBench(MatrixIndexT rows, MatrixIndexT cols, Table* table) {
       "SoftMaxPerRow", [&] { y.SoftMaxPerRow(x); }, "bare kernel launch", bare);
 }
 
+// ---- profiling overhead: per-op profiling (--verbose >= 1) off against on ---------------------
+
+// Host microseconds per call of Sigmoid and AddMatMat at 32x256 (launch-bound: the host cost is the
+// op's whole cost) with profiling on (verbose 1: two CUDA events and an NVTX range per op) against
+// off (verbose 0), and the cost of an op's profiling scope when off, against the same loop without
+// it (the hooks' whole cost when profiling is off).
+void ProfileOverheadBench(Table* table) {
+  const MatrixIndexT rows = 32, cols = 256;
+  CuMatrix<float> x(rows, cols), w(cols, cols), y(rows, cols);
+  x.SetRandn();
+  w.SetRandn();
+  const int old_level = GetVerboseLevel();
+  auto row = [&](const char* op, const std::function<void()>& fn) {
+    SetVerboseLevel(0);
+    const double off = HostUsPerCall(fn);
+    SetVerboseLevel(1);
+    const double on = HostUsPerCall(fn);
+    SetVerboseLevel(old_level);
+    table->Add({"profile", std::string(op) + " 32x256 profiled", "host us/call", on,
+                "profiling off", off, off / on, ""});
+  };
+  row("Sigmoid", [&] { y.Sigmoid(x); });
+  row("AddMatMat", [&] { y.AddMatMat(1.0f, x, kNoTrans, w, kTrans, 0.0f); });
+
+  SetVerboseLevel(0);
+  constexpr int kIterations = 10000000;
+  volatile int sink = 0;
+  auto loop_ns = [&](bool with_scope) {
+    std::vector<double> t;
+    for (int rep = 0; rep < 5; ++rep) {
+      const double t0 = bench::Now();
+      if (with_scope) {
+        for (int i = 0; i < kIterations; ++i) {
+          internal::CuOpScope op_scope("cu-matrix-bench::Empty");
+          sink = sink + 1;
+        }
+      } else {
+        for (int i = 0; i < kIterations; ++i) sink = sink + 1;
+      }
+      t.push_back((bench::Now() - t0) * 1e9 / kIterations);
+    }
+    return bench::Percentile(t, 0.5);
+  };
+  const double bare = loop_ns(false), scoped = loop_ns(true);
+  SetVerboseLevel(old_level);
+  table->Add({"profile", "op scope, profiling off", "host ns/call", scoped, "loop without it", bare,
+              bare / scoped, "off: 0 within noise"});
+}
+
 std::string SquareShapes(const std::string& sizes) {
   std::stringstream in(sizes), out;
   std::string item;
@@ -537,7 +617,8 @@ int main(int argc, char* argv[]) {
   po.Register("precision", &precision, "float, double or both");
   po.Register("only", &only,
               "run one family: copy, elementwise, reduce, softmax, gather, blas, host, solver, "
-              "sparse, lstm or latency (host cost per call of small ops; default all)");
+              "sparse, lstm, latency (host cost per call of small ops) or profile (the same with "
+              "per-op profiling on and off); default all");
   po.Register("budget", &budget, "seconds of GPU time per case (about)");
   po.Register("csv", &csv, "print the final table as CSV");
   po.Register("solver-sizes", &solver_sizes,
@@ -553,12 +634,12 @@ int main(int argc, char* argv[]) {
     shapes = ParseShapes(shapes_text);
     if (precision != "float" && precision != "double" && precision != "both")
       CUCTX_ERR << "--precision must be float, double or both, got '" << precision << "'";
-    const std::vector<std::string> families = {"",        "copy",   "elementwise", "reduce",
-                                               "softmax", "gather", "blas",        "host",
-                                               "solver",  "sparse", "lstm",        "latency"};
+    const std::vector<std::string> families = {
+        "",     "copy",   "elementwise", "reduce", "softmax", "gather", "blas",
+        "host", "solver", "sparse",      "lstm",   "latency", "profile"};
     if (std::find(families.begin(), families.end(), only) == families.end())
       CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, gather, blas, host, solver, "
-                   "sparse, lstm or latency, "
+                   "sparse, lstm, latency or profile, "
                 << "got '" << only << "'";
     ParseShapes(SquareShapes(solver_sizes));
     if (!(budget > 0 && budget <= 10)) CUCTX_ERR << "--budget must be in (0, 10], got " << budget;
@@ -583,7 +664,9 @@ int main(int argc, char* argv[]) {
                 p.major, p.minor, p.multiprocessors, p.driver_version, p.runtime_version);
     Table table;
     for (const auto& s : shapes) {
-      if (only == "solver" || only == "sparse" || only == "lstm" || only == "latency") break;
+      if (only == "solver" || only == "sparse" || only == "lstm" || only == "latency" ||
+          only == "profile")
+        break;
       if (precision != "double") MatrixBench<float>(s.first, s.second, budget, &table).Run(only);
       if (precision != "float") MatrixBench<double>(s.first, s.second, budget, &table).Run(only);
     }
@@ -603,6 +686,7 @@ int main(int argc, char* argv[]) {
       LatencyBench(32, 256, &table);
       LatencyBench(128, 1024, &table);
     }
+    if (only.empty() || only == "profile") ProfileOverheadBench(&table);
     if (only.empty() || only == "lstm") {
       for (MatrixIndexT rows : {2048, 16384}) {
         if (precision != "double") LstmBench<float>(rows, 1024, budget, &table);

@@ -5,6 +5,7 @@
 #include "base/io-funcs.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-storage.h"
 
@@ -37,12 +38,14 @@ void ReadElements(std::istream&, bool, std::vector<T>*) {
 
 template <typename T>
 void CuArrayBase<T>::SetZero() {
+  internal::CuOpScope op_scope("CuArray::SetZero");
   if (dim_ == 0) return;
   internal::ZeroStorage2D(data_, 0, dim_ * sizeof(T), 1);
 }
 
 template <typename T>
 void CuArrayBase<T>::Set(const T& value) {
+  internal::CuOpScope op_scope("CuArray::Set");
   // Elements are copied as bytes; std::pair qualifies (its copy is trivial even though its
   // assignment is not formally so), which Kaldi code uses as CuArray<std::pair<int32, int32>>.
   static_assert(
@@ -64,6 +67,7 @@ void CuArrayBase<T>::Set(const T& value) {
 
 template <typename T>
 void CuArrayBase<T>::CopyFromVec(const std::vector<T>& src) {
+  internal::CuOpScope op_scope("CuArray::CopyFromVec");
   CUCTX_CHECK(static_cast<MatrixIndexT>(src.size()) == dim_)
       << "CuArray::CopyFromVec: source has " << src.size() << " elements, array has " << dim_;
   if (dim_ == 0) return;
@@ -78,12 +82,14 @@ void CuArrayBase<T>::CopyToVec(std::vector<T>* dst) const {
 
 template <typename T>
 void CuArrayBase<T>::CopyToHost(T* dst) const {
+  internal::CuOpScope op_scope("CuArray::CopyToHost");
   if (dim_ == 0) return;
   CopyDeviceToHost(dst, data_, dim_ * sizeof(T));
 }
 
 template <typename T>
 void CuArrayBase<T>::CopyFromArray(const CuArrayBase<T>& src) {
+  internal::CuOpScope op_scope("CuArray::CopyFromArray");
   CUCTX_CHECK(src.Dim() == dim_) << "CuArray::CopyFromArray: source dimension " << src.Dim()
                                  << " != destination dimension " << dim_;
   if (dim_ == 0) return;
@@ -99,6 +105,7 @@ void CuArrayBase<T>::Write(std::ostream& os, bool binary) const {
 
 template <typename T>
 void CuArray<T>::Resize(MatrixIndexT dim, MatrixResizeType resize_type) {
+  internal::CuOpScope op_scope("CuArray::Resize");
   CUCTX_CHECK(dim >= 0) << "CuArray::Resize: negative dimension " << dim;
   if (dim == this->dim_) {
     if (resize_type == kSetZero) this->SetZero();

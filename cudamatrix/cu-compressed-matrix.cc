@@ -4,6 +4,7 @@
 #include "cudamatrix/cu-compressed-matrix.h"
 
 #include "base/error.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-quantize.h"
@@ -34,6 +35,7 @@ void CuCompressedMatrix<I>::Destroy() noexcept {
 
 template <typename I>
 void CuCompressedMatrix<I>::CopyFromMat(const CuMatrixBase<BaseFloat>& mat) {
+  internal::CuOpScope op_scope("CuCompressedMatrix::CopyFromMat");
   if (mat.NumRows() != num_rows_ || mat.NumCols() != num_cols_) {
     Destroy();
     const size_t count = static_cast<size_t>(mat.NumRows()) * static_cast<size_t>(mat.NumCols());
@@ -71,6 +73,7 @@ void CuCompressedMatrix<I>::CopyFromMat(const CuMatrixBase<BaseFloat>& mat) {
 
 template <typename I>
 void CuCompressedMatrix<I>::CopyToMat(CuMatrixBase<BaseFloat>* mat) const {
+  internal::CuOpScope op_scope("CuCompressedMatrix::CopyToMat");
   CUCTX_CHECK(mat != nullptr) << "CuCompressedMatrix::CopyToMat: null destination";
   CUCTX_CHECK(mat->NumRows() == num_rows_ && mat->NumCols() == num_cols_)
       << "CuCompressedMatrix::CopyToMat: destination " << internal::ShapeText(*mat)

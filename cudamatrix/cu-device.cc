@@ -54,8 +54,6 @@ struct Registry {
   bool has_owner = false;
   std::thread::id owner;
   std::atomic<bool> multithreading{false};
-  // AccuProfile totals (seconds) and call counts by function name, from all threads.
-  std::map<std::string, std::pair<double, int64>> profile;
 };
 
 Registry& GetRegistry() {
@@ -398,7 +396,15 @@ void* CuDevice::Stream() const {
 #endif
 }
 
-CuTimer::CuTimer() : active_(GetVerboseLevel() >= 1), start_(active_ ? SteadySeconds() : 0.0) {}
+CuTimer::CuTimer() : active_(internal::ProfilingOn()), start_(0.0) {
+  if (!active_) return;
+  start_ = SteadySeconds();
+  marked_ = internal::BeginProfileMark(&mark_);
+}
+
+CuTimer::~CuTimer() {
+  if (marked_) internal::ReleaseProfileMark(&mark_);
+}
 
 double CuTimer::ElapsedSeconds() const { return active_ ? SteadySeconds() - start_ : 0.0; }
 
@@ -459,38 +465,27 @@ void CuDevice::PrintMemoryUsage() const {
 void CuDevice::SeedGpu() { SeedGpu(static_cast<uint64>(Rand()) * 2654435761u + 1); }
 
 void CuDevice::AccuProfile(const char* function_name, const CuTimer& timer) {
-  if (!timer.Active() || CuGraph::Capturing()) return;  // captured work has no time yet
-#if CUCTX_HAVE_CUDA
-  // Without this the time would cover only the launch, not the GPU work.
-  if (Enabled()) CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
-#endif
-  double elapsed = timer.ElapsedSeconds();
-  Registry& r = GetRegistry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  std::pair<double, int64>& entry = r.profile[function_name];
-  entry.first += elapsed;
-  entry.second += 1;
+  // The timer's start event (or host time) and a new end event: nothing waits for the GPU.
+  if (timer.marked_) internal::QueueProfileMark(function_name, /*copy_name=*/true, timer.mark_);
 }
+
+std::map<std::string, CuProfileEntry> CuDevice::GetProfile() { return internal::CollectProfile(); }
 
 void CuDevice::PrintProfile() {
   if (GetVerboseLevel() < 1) return;
-  std::vector<std::pair<std::string, std::pair<double, int64>>> rows;
-  double total = 0.0;
-  {
-    Registry& r = GetRegistry();
-    std::lock_guard<std::mutex> lock(r.mutex);
-    rows.assign(r.profile.begin(), r.profile.end());
-  }
+  std::map<std::string, CuProfileEntry> profile = GetProfile();
+  std::vector<std::pair<std::string, CuProfileEntry>> rows(profile.begin(), profile.end());
   std::sort(rows.begin(), rows.end(),
-            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+            [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
   std::ostringstream out;
-  out << "time in profiled functions (seconds, calls), largest first:";
+  out << "time in profiled functions (" << (Enabled() ? "GPU" : "host")
+      << " seconds, calls, microseconds per call), largest first; nested ops count in their "
+         "callers too:";
   for (const auto& row : rows) {
-    out << "\n  " << row.first << "  " << row.second.first << " s  (" << row.second.second
-        << " calls)";
-    total += row.second.first;
+    const CuProfileEntry& e = row.second;
+    out << "\n  " << row.first << "  " << e.seconds << " s  (" << e.calls << " calls)  "
+        << (e.calls > 0 ? e.seconds * 1e6 / e.calls : 0.0) << " us/call";
   }
-  out << "\n  total " << total << " s";
   CUCTX_LOG << out.str();
 }
 

@@ -4,8 +4,10 @@
 #define CUCTX_CUDAMATRIX_CU_DEVICE_H_
 
 #include "base/types.h"
+#include "cudamatrix/cu-profile.h"
 
 #include <cstddef>
+#include <map>
 #include <string>
 
 // Opaque library handle types, declared here so that this header needs no CUDA header. They are
@@ -28,17 +30,29 @@ struct CuDeviceOptions {
   bool use_tf32_compute = false;  // float GEMMs on TF32 tensor cores (faster, ~1e-3 relative error)
 };
 
-// Times a stretch of code for CuDevice::AccuProfile. Active (and costing a clock read) only when
-// GetVerboseLevel() >= 1, as profiling is.
+// Times a stretch of code for CuDevice::AccuProfile, the way the Cu ops profile themselves
+// (cu-profile.h). Active only when GetVerboseLevel() >= 1 (and not inside a CUDA-graph capture).
+// An active timer reads the host clock and, with a GPU selected, records a start event on this
+// thread's stream; AccuProfile then records an end event and queues the pair, so the time it adds
+// is the GPU time of the work queued in between, resolved later without synchronizing the
+// stream. Without a GPU it adds host time. Inactive, construction is one branch and nothing else.
+// Use a timer on the thread that created it. Not copyable (it holds a pooled event).
 class CuTimer {
  public:
   CuTimer();
+  ~CuTimer();
+  CuTimer(const CuTimer&) = delete;
+  CuTimer& operator=(const CuTimer&) = delete;
   bool Active() const { return active_; }
+  // Host seconds since construction (0 when inactive); does not wait for the GPU.
   double ElapsedSeconds() const;
 
  private:
+  friend class CuDevice;
   bool active_;
+  bool marked_ = false;  // mark_ holds a started measurement
   double start_;
+  internal::ProfileMark mark_;
 };
 
 // Facts about one CUDA device, read once when it is selected.
@@ -150,11 +164,19 @@ class CuDevice {
   void SeedGpu();
   void SeedGpu(uint64 seed);
 
-  // Profiling (only at verbose >= 1): adds the time since `timer` started to `function_name`'s
-  // total, after synchronizing this thread's stream so the time includes the GPU work.
+  // Profiling (only at verbose >= 1; see cu-profile.h): adds one call of `function_name` and the
+  // time since `timer` started to the process-wide totals. With a GPU selected the time is that
+  // of the GPU work queued on this thread's stream since then, taken from CUDA events and resolved
+  // later: AccuProfile does not synchronize. The name is copied. No-op for an inactive timer and
+  // while this thread captures a CUDA graph. May be called several times with one timer.
   void AccuProfile(const char* function_name, const CuTimer& timer);
-  // Prints the accumulated profile (all threads), largest first, at verbose >= 1.
+  // At verbose >= 1, resolves every thread's pending measurements (waiting for the GPU work they
+  // time) and logs one line per op, largest total first: total seconds, calls, mean microseconds
+  // per call. Nested ops are counted under each name, so a parent includes its children.
   void PrintProfile();
+  // The accumulated profile of all threads by op name, after resolving pending measurements as
+  // PrintProfile does (at any verbose level; empty if nothing was ever profiled).
+  std::map<std::string, CuProfileEntry> GetProfile();
 
   // Logs the caching allocator's statistics and the device's free/total memory, each labelled.
   void PrintMemoryUsage() const;

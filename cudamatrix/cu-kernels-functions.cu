@@ -283,106 +283,6 @@ void AddToDiagImpl(MatrixDim d, Real alpha, Real* data, CuStream stream) {
   CUCTX_CUDA_CHECK_LAUNCH("UnaryMapKernel(add to diagonal)");
 }
 
-// ---- single-pass reductions ---------------------------------------------------------------------
-
-// Workspace layout: [0, 16) result, then kMatReduceMaxBlocks partials (8 bytes each), then the
-// block counter, which the launcher zeroes before each launch and the last block resets.
-// At most this many blocks: about 8 per SM on a 132-SM GPU, enough to keep memory busy; the last
-// block folds the partials kCuReduceThreads at a time, in block order.
-constexpr int32_t kMatReduceMaxBlocks = 1024;
-constexpr size_t kPartialsOffset = 16;
-constexpr size_t kCounterOffset = kPartialsOffset + kMatReduceMaxBlocks * sizeof(double);
-
-// Element loaders: what an element contributes to the reduction.
-struct ValueLoad {
-  template <typename Real>
-  __device__ Real operator()(Real x, int32_t, int32_t) const {
-    return x;
-  }
-};
-template <typename Real>
-struct OffUnitLoad {
-  Real tol;
-  __device__ Real operator()(Real x, int32_t r, int32_t c) const {
-    const Real diff = x - (r == c ? Real(1) : Real(0));
-    return (diff < 0 ? -diff : diff) > tol ? Real(1) : Real(0);
-  }
-};
-
-// Each block of kCuReduceThreads threads (a 2D block whose x extent follows the row length)
-// reduces a grid-strided part of the matrix; the last block to finish (a fenced atomic counter)
-// combines the partials in block order and writes the result. kNanAtOrigin: a NaN at (0, 0) is the
-// result, as for the CPU's Max()/Min(), which start from that element.
-template <typename Real, bool kNanAtOrigin, typename Load, typename Combine>
-__global__ void MatReduceKernel(MatrixDim d, const Real* data, Load load, Combine combine,
-                                Real identity, char* work) {
-  __shared__ Real buf[kCuReduceThreads];
-  Real* partials = reinterpret_cast<Real*>(work + kPartialsOffset);
-  unsigned int* counter = reinterpret_cast<unsigned int*>(work + kCounterOffset);
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
-  Real acc = identity;
-  for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
-    const Real* row = data + static_cast<size_t>(r) * d.stride;
-    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
-      acc = combine(acc, load(row[c], r, c));
-  }
-  const Real block_result = internal::BlockTreeReduce(buf, acc, combine, tid);
-  if (!internal::PublishPartialIsLast(block_result, partials, counter, tid)) return;
-  const volatile Real* vp = partials;
-  const int nblocks = gridDim.x * gridDim.y;
-  Real v = identity;
-  for (int b = tid; b < nblocks; b += kCuReduceThreads) v = combine(v, vp[b]);
-  Real total = internal::BlockTreeReduce(buf, v, combine, tid);
-  if (tid == 0) {
-    if (kNanAtOrigin && data[0] != data[0]) total = data[0];
-    reinterpret_cast<Real*>(work)[0] = total;
-  }
-}
-
-template <typename Real, bool kNanAtOrigin, typename Load, typename Combine>
-void LaunchReduce(MatrixDim d, const Real* data, Load load, Combine combine, Real identity,
-                  char* work, CuStream stream) {
-  // The x extent of the block follows the row length (up to the whole block for long rows), so
-  // narrow matrices keep their threads busy; blocks then cover the columns first and the rows
-  // with the rest of the kMatReduceMaxBlocks.
-  int32_t bx = 1;
-  while (bx < d.cols && bx < kCuReduceThreads) bx *= 2;
-  const int32_t by = kCuReduceThreads / bx;
-  int64_t gx = (static_cast<int64_t>(d.cols) + bx - 1) / bx;
-  if (gx > kMatReduceMaxBlocks) gx = kMatReduceMaxBlocks;
-  int64_t gy = (static_cast<int64_t>(d.rows) + by - 1) / by;
-  if (gy > kMatReduceMaxBlocks / gx) gy = kMatReduceMaxBlocks / gx;
-  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), 1);
-  MatReduceKernel<Real, kNanAtOrigin>
-      <<<grid, dim3(bx, by, 1), 0, stream>>>(d, data, load, combine, identity, work);
-  CUCTX_CUDA_CHECK_LAUNCH("MatReduceKernel");
-}
-
-template <typename Real>
-void MatReduceImpl(MatrixDim d, const Real* data, MatReduce op, Real tol, void* d_work,
-                   CuStream stream) {
-  char* work = static_cast<char*>(d_work);
-  CUCTX_CUDA_CHECK(cudaMemsetAsync(work + kCounterOffset, 0, sizeof(unsigned int), stream));
-  if (d.rows == 0 || d.cols == 0) return;
-  switch (op) {
-    case MatReduce::kMax:
-      internal::CollapseIfContiguous(&d, nullptr);
-      return LaunchReduce<Real, true>(d, data, ValueLoad(), internal::MaxCombine(), Real(-INFINITY),
-                                      work, stream);
-    case MatReduce::kMin:
-      internal::CollapseIfContiguous(&d, nullptr);
-      return LaunchReduce<Real, true>(d, data, ValueLoad(), internal::MinCombine(), Real(INFINITY),
-                                      work, stream);
-    case MatReduce::kTrace:
-      return LaunchReduce<Real, false>(DiagDim(d), data, ValueLoad(), internal::SumCombine(),
-                                       Real(0), work, stream);
-    case MatReduce::kOffUnit:
-      // Not collapsed: the loader needs the true (r, c).
-      return LaunchReduce<Real, false>(d, data, OffUnitLoad<Real>{tol}, internal::MaxCombine(),
-                                       Real(0), work, stream);
-  }
-}
-
 }  // namespace
 
 void LaunchFunctionMap(MatrixDim d, FunctionMap map, float a, float b, const float* src, int32_t ss,
@@ -442,17 +342,6 @@ void LaunchAddToDiag(MatrixDim d, float alpha, float* data, CuStream st) {
 }
 void LaunchAddToDiag(MatrixDim d, double alpha, double* data, CuStream st) {
   AddToDiagImpl(d, alpha, data, st);
-}
-
-size_t MatReduceWorkspaceBytes() { return kCounterOffset + 16; }
-
-void LaunchMatReduce(MatrixDim d, const float* data, MatReduce op, float tol, void* d_work,
-                     CuStream st) {
-  MatReduceImpl(d, data, op, tol, d_work, st);
-}
-void LaunchMatReduce(MatrixDim d, const double* data, MatReduce op, double tol, void* d_work,
-                     CuStream st) {
-  MatReduceImpl(d, data, op, tol, d_work, st);
 }
 
 }  // namespace cuctx

@@ -7,6 +7,7 @@
 #include "cudamatrix/cu-row-reduce.cuh"
 #include "cudamatrix/internal/cu-kernels.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace cuctx {
@@ -32,6 +33,8 @@ __device__ Real Sign(Real x) {
   return x > 0 ? Real(1) : (x < 0 ? Real(-1) : Real(0));
 }
 
+// Rows too long for DiffSoftmaxCachedKernel: the dot product in one pass, the output in a second
+// (whose reads mostly hit L2 when rows are a few hundred KiB at most).
 template <typename Real, bool kLog, int kThreadsPerRow>
 __global__ void DiffSoftmaxRowsKernel(MatrixDim d, const Real* value, int32_t value_stride,
                                       const Real* diff, int32_t diff_stride, Real* dst) {
@@ -46,6 +49,87 @@ __global__ void DiffSoftmaxRowsKernel(MatrixDim d, const Real* value, int32_t va
     // Each element is read and written by the same thread, after the row's reduction.
     for (int32_t c = lane; c < d.cols; c += kThreadsPerRow)
       out[c] = kLog ? g[c] - DevExp(y[c]) * s : y[c] * (g[c] - s);
+  });
+}
+
+// How the cached row kernels move data: whole 16-byte vectors (kVector) or single elements.
+template <typename Real, bool kVector>
+struct RowUnit {
+  using Type = typename internal::Vec16<Real>::Type;
+  static constexpr int32_t kWidth = internal::Vec16<Real>::kLanes;
+};
+template <typename Real>
+struct RowUnit<Real, false> {
+  using Type = Real;
+  static constexpr int32_t kWidth = 1;
+};
+
+// DiffSoftmaxPerRow (kLog false: dst = y .* (g - y.g)) and DiffLogSoftmaxPerRow (kLog true:
+// dst = g - exp(y) * sum(g)) in one pass over the inputs, for rows of at most kUnits *
+// kThreadsPerRow units (16-byte vectors with kVector, which needs every row of all three operands
+// 16-byte aligned; else single elements). Each thread loads its units of y and g into registers,
+// adds its part of the dot product, and after the row's sum (RowSum) computes its outputs from the
+// same registers, so each input element is read from memory once. The columns after the last
+// whole vector (fewer than one vector's worth) belong to the first lanes. Every read of a row
+// precedes RowSum's barrier or shuffles and every write follows them, so dst may be value or diff.
+// The launch bounds ask for 2 blocks per SM (at most 128 registers, about what the largest
+// instantiations use): with 1, ptxas of CUDA 13.0 spills in the 16-unit float log kernel.
+template <typename Real, bool kLog, int kThreadsPerRow, int kUnits, bool kVector>
+__global__ void __launch_bounds__(kRowThreads, 2)
+    DiffSoftmaxCachedKernel(MatrixDim d, const Real* value, int32_t value_stride, const Real* diff,
+                            int32_t diff_stride, Real* dst) {
+  using V = typename RowUnit<Real, kVector>::Type;
+  constexpr int32_t w = RowUnit<Real, kVector>::kWidth;
+  __shared__ Real sh[kRowWarps];
+  const int32_t nvec = d.cols / w;
+  const int32_t tail = d.cols - nvec * w;
+  ForEachRow<kThreadsPerRow>(d.rows, [&](int32_t r, int lane) {
+    const Real* y = value + static_cast<size_t>(r) * value_stride;
+    const Real* g = diff + static_cast<size_t>(r) * diff_stride;
+    Real* out = dst + static_cast<size_t>(r) * d.stride;
+    V yv[kUnits], gv[kUnits];
+#pragma unroll
+    for (int i = 0; i < kUnits; ++i) {
+      const int32_t u = lane + i * kThreadsPerRow;
+      if (u < nvec) {
+        yv[i] = reinterpret_cast<const V*>(y)[u];
+        gv[i] = reinterpret_cast<const V*>(g)[u];
+      }
+    }
+    const int32_t tc = nvec * w + lane;
+    const bool has_tail = lane < tail;
+    Real yt = 0, gt = 0;
+    if (has_tail) {
+      yt = y[tc];
+      gt = g[tc];
+    }
+    Real s = 0;
+#pragma unroll
+    for (int i = 0; i < kUnits; ++i) {
+      if (lane + i * kThreadsPerRow < nvec) {
+        const Real* yl = reinterpret_cast<const Real*>(&yv[i]);
+        const Real* gl = reinterpret_cast<const Real*>(&gv[i]);
+#pragma unroll
+        for (int32_t j = 0; j < w; ++j) s += kLog ? gl[j] : yl[j] * gl[j];
+      }
+    }
+    if (has_tail) s += kLog ? gt : yt * gt;
+    s = RowSum<kThreadsPerRow>(s, sh);
+#pragma unroll
+    for (int i = 0; i < kUnits; ++i) {
+      const int32_t u = lane + i * kThreadsPerRow;
+      if (u < nvec) {
+        const Real* yl = reinterpret_cast<const Real*>(&yv[i]);
+        const Real* gl = reinterpret_cast<const Real*>(&gv[i]);
+        V o;
+        Real* ol = reinterpret_cast<Real*>(&o);
+#pragma unroll
+        for (int32_t j = 0; j < w; ++j)
+          ol[j] = kLog ? gl[j] - DevExp(yl[j]) * s : yl[j] * (gl[j] - s);
+        reinterpret_cast<V*>(out)[u] = o;
+      }
+    }
+    if (has_tail) out[tc] = kLog ? gt - DevExp(yt) * s : yt * (gt - s);
   });
 }
 
@@ -81,6 +165,54 @@ __global__ void GroupReduceKernel(MatrixDim d, const Real* src, int32_t src_stri
   });
 }
 
+// Groups of kWarpGroupMin elements or more: one warp per output, its lanes striding through the
+// group (coalesced, where a thread per output would read a whole group alone), combined by
+// shuffles. Same modes and results as GroupReduceKernel, except that the sums add in a different
+// order; max keeps the CPU's NaN rule (a NaN first element is the result, later NaNs are skipped).
+constexpr int32_t kWarpGroupMin = 32;
+template <typename Real>
+__global__ void GroupReduceWarpKernel(MatrixDim d, const Real* src, int32_t src_stride,
+                                      int32_t group, bool max, Real power, Real* dst) {
+  const bool inf = isinf(power);
+  const bool take_max = max || inf;
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / 32);
+  const int64_t outputs = static_cast<int64_t>(d.rows) * d.cols;
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+       o < outputs; o += warps) {
+    const int32_t r = static_cast<int32_t>(o / d.cols), g = static_cast<int32_t>(o % d.cols);
+    const Real* x = src + static_cast<size_t>(r) * src_stride + static_cast<size_t>(g) * group;
+    Real acc = take_max ? (max ? Real(-INFINITY) : Real(0)) : Real(0);
+    for (int32_t i = lane; i < group; i += 32) {
+      const Real v = x[i];
+      if (max)
+        acc = v > acc ? v : acc;
+      else if (power == 0)
+        acc += v != 0 ? Real(1) : Real(0);
+      else if (inf)
+        acc = DevAbs(v) > acc ? DevAbs(v) : acc;
+      else if (power == 1)
+        acc += DevAbs(v);
+      else if (power == 2)
+        acc += v * v;
+      else
+        acc += DevPow(DevAbs(v), power);
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) {
+      const Real other = __shfl_down_sync(0xffffffffu, acc, off);
+      acc = take_max ? (other > acc ? other : acc) : acc + other;
+    }
+    if (lane == 0) {
+      if (max && x[0] != x[0]) acc = x[0];
+      if (!max && !inf && power == 2) acc = DevSqrt(acc);
+      if (!max && !inf && power != 0 && power != 1 && power != 2)
+        acc = DevPow(acc, Real(1) / power);
+      dst[static_cast<size_t>(r) * d.stride + g] = acc;
+    }
+  }
+}
+
 template <typename Real>
 __global__ void GroupReduceDerivKernel(MatrixDim d, const Real* in, int32_t in_stride,
                                        const Real* out, int32_t out_stride, const Real* out_deriv,
@@ -102,6 +234,8 @@ __global__ void GroupReduceDerivKernel(MatrixDim d, const Real* in, int32_t in_s
         dydx = DevAbs(x) == y ? Sign(x) : Real(0);  // 0 for an all-zero group, as Kaldi
       else if (y == 0)
         dydx = 0;
+      else if (power == 2)  // the common p-norm: x / y, without two pow() (slow in double)
+        dydx = x / y;
       else
         dydx = Sign(x) * DevPow(DevAbs(x), power - 1) * DevPow(y, 1 - power);
       v = dydx * out_deriv[static_cast<size_t>(r) * out_deriv_stride + g];
@@ -174,31 +308,99 @@ __global__ void ParametricReluKernel(MatrixDim d, const Real* value, int32_t val
   });
 }
 
+// Units (vectors or elements) per thread of the cached kernels: rows of up to kWarpUnits * 32
+// units get a warp each, longer ones a block of kRowThreads. Beyond kMaxVectorUnits /
+// kMaxScalarUnits units per thread (at most 64 registers of data for the two inputs) the two-pass
+// kernel takes over: rows over 8192 floats or 4096 doubles (4096 of either when the operands are
+// not all 16-byte aligned).
+constexpr int kWarpUnits = 4;
+constexpr int kMaxVectorUnits = 8;
+constexpr int kMaxScalarUnits = 16;
+
+// Launches the cached kernel with the fewest units per thread (a power of two) that covers
+// `units`; the caller keeps `units` within the kernel's limit.
+template <typename Real, bool kLog, int kThreadsPerRow, bool kVector, int kUnits = 1>
+void LaunchDiffSoftmaxCached(MatrixDim d, const Real* value, int32_t vs, const Real* diff,
+                             int32_t ds, Real* dst, int32_t units, CuStream stream) {
+  constexpr int kMax =
+      kThreadsPerRow == 32 ? kWarpUnits : (kVector ? kMaxVectorUnits : kMaxScalarUnits);
+  if constexpr (kUnits < kMax) {
+    if (units > kUnits) {
+      LaunchDiffSoftmaxCached<Real, kLog, kThreadsPerRow, kVector, 2 * kUnits>(
+          d, value, vs, diff, ds, dst, units, stream);
+      return;
+    }
+  }
+  DiffSoftmaxCachedKernel<Real, kLog, kThreadsPerRow, kUnits, kVector>
+      <<<RowGrid(d.rows, kThreadsPerRow == 32), kRowThreads, 0, stream>>>(d, value, vs, diff, ds,
+                                                                          dst);
+  CUCTX_CUDA_CHECK_LAUNCH("DiffSoftmaxCachedKernel");
+}
+
+template <typename Real, bool kLog, bool kVector>
+void DiffSoftmaxCached(MatrixDim d, const Real* value, int32_t vs, const Real* diff, int32_t ds,
+                       Real* dst, int32_t nvec, CuStream stream) {
+  if (nvec <= kWarpUnits * 32) {
+    LaunchDiffSoftmaxCached<Real, kLog, 32, kVector>(d, value, vs, diff, ds, dst, (nvec + 31) / 32,
+                                                     stream);
+  } else {
+    LaunchDiffSoftmaxCached<Real, kLog, kRowThreads, kVector>(
+        d, value, vs, diff, ds, dst, (nvec + kRowThreads - 1) / kRowThreads, stream);
+  }
+}
+
+template <typename Real, bool kLog>
+void DiffSoftmaxRowsOf(MatrixDim d, const Real* value, int32_t vs, const Real* diff, int32_t ds,
+                       Real* dst, CuStream stream) {
+  const bool vector = internal::RowsAligned16(value, vs) && internal::RowsAligned16(diff, ds) &&
+                      internal::RowsAligned16(dst, d.stride);
+  if (vector) {
+    const int32_t nvec = d.cols / internal::Vec16<Real>::kLanes;
+    if (nvec <= kMaxVectorUnits * kRowThreads) {
+      DiffSoftmaxCached<Real, kLog, true>(d, value, vs, diff, ds, dst, nvec, stream);
+      return;
+    }
+  } else if (d.cols <= kMaxScalarUnits * kRowThreads) {
+    DiffSoftmaxCached<Real, kLog, false>(d, value, vs, diff, ds, dst, d.cols, stream);
+    return;
+  }
+  const bool warp = d.cols <= kWarpRowMaxCols;
+  const unsigned grid = RowGrid(d.rows, warp);
+  if (warp)
+    DiffSoftmaxRowsKernel<Real, kLog, 32>
+        <<<grid, kRowThreads, 0, stream>>>(d, value, vs, diff, ds, dst);
+  else
+    DiffSoftmaxRowsKernel<Real, kLog, kRowThreads>
+        <<<grid, kRowThreads, 0, stream>>>(d, value, vs, diff, ds, dst);
+  CUCTX_CUDA_CHECK_LAUNCH("DiffSoftmaxRowsKernel");
+}
+
+// The cached kernels move the 3 matrix sizes the op needs (each input read once, the output
+// written once); the two-pass kernel reads both inputs twice, the second time from L2 at best.
 template <typename Real>
 void DiffSoftmaxRows(MatrixDim d, const Real* value, int32_t vs, const Real* diff, int32_t ds,
                      bool log_softmax, Real* dst, CuStream stream) {
   if (d.rows == 0 || d.cols == 0) return;
-  const bool warp = d.cols <= kWarpRowMaxCols;
-  const unsigned grid = RowGrid(d.rows, warp);
-  if (log_softmax && warp)
-    DiffSoftmaxRowsKernel<Real, true, 32>
-        <<<grid, kRowThreads, 0, stream>>>(d, value, vs, diff, ds, dst);
-  else if (log_softmax)
-    DiffSoftmaxRowsKernel<Real, true, kRowThreads>
-        <<<grid, kRowThreads, 0, stream>>>(d, value, vs, diff, ds, dst);
-  else if (warp)
-    DiffSoftmaxRowsKernel<Real, false, 32>
-        <<<grid, kRowThreads, 0, stream>>>(d, value, vs, diff, ds, dst);
+  if (log_softmax)
+    DiffSoftmaxRowsOf<Real, true>(d, value, vs, diff, ds, dst, stream);
   else
-    DiffSoftmaxRowsKernel<Real, false, kRowThreads>
-        <<<grid, kRowThreads, 0, stream>>>(d, value, vs, diff, ds, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("DiffSoftmaxRowsKernel");
+    DiffSoftmaxRowsOf<Real, false>(d, value, vs, diff, ds, dst, stream);
 }
 
 template <typename Real>
 void GroupReduce(MatrixDim d, const Real* src, int32_t ss, int32_t group, bool max, Real power,
                  Real* dst, CuStream stream) {
   if (d.rows == 0 || d.cols == 0) return;
+  if (group >= kWarpGroupMin) {
+    constexpr int kThreads = 256;
+    const int64_t warps_wanted = static_cast<int64_t>(d.rows) * d.cols;
+    const int64_t blocks =
+        std::min<int64_t>((warps_wanted + kThreads / 32 - 1) / (kThreads / 32), int64_t{65535});
+    GroupReduceWarpKernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(d, src, ss, group,
+                                                                                  max, power, dst);
+    CUCTX_CUDA_CHECK_LAUNCH("GroupReduceWarpKernel");
+    return;
+  }
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
   GroupReduceKernel<<<s.grid, s.block, 0, stream>>>(d, src, ss, group, max, power, dst);
   CUCTX_CUDA_CHECK_LAUNCH("GroupReduceKernel");

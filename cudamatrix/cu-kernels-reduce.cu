@@ -1,4 +1,6 @@
-// cudamatrix/cu-kernels-reduce.cu: single-pass reductions (sum, sum of squares).
+// cudamatrix/cu-kernels-reduce.cu: single-pass reductions of a whole matrix to one value (sum,
+// sum of squares, max, min, trace, identity test, dot products and traces of products, clamp
+// counts), each one kernel launch that ends with the result already where the caller wants it.
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
@@ -6,129 +8,394 @@
 #include "cudamatrix/internal/cu-kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace cuctx {
 namespace {
 
-// At most this many blocks of kCuReduceThreads threads: enough to keep every SM of a large GPU
-// streaming (about 8 blocks per SM on 132 SMs), few enough that the last block's final pass over
-// the partials is short.
-constexpr int32_t kSumMaxBlocks = 1024;
-static_assert(kSumMaxBlocks % kCuReduceThreads == 0, "the final pass reads whole rounds");
+constexpr int kThreads = kCuReduceThreads;
+static_assert(kThreads == 256, "the block shapes below assume 256 threads");
 
-// Workspace layout: [0, 16) result, then kSumMaxBlocks partials (8 bytes each), then the block
-// counter, which the launcher zeroes before each launch and the last block leaves at 0.
-constexpr size_t kPartialsOffset = 16;
-constexpr size_t kCounterOffset = kPartialsOffset + kSumMaxBlocks * sizeof(double);
+// At most this many blocks: about 8 per SM on a 132-SM GPU, enough to keep memory busy, few
+// enough that the last block's pass over the partials is short.
+constexpr int32_t kMaxBlocks = 1024;
 
-template <typename Real, bool kSquares>
-__device__ Real Term(Real x) {
-  return kSquares ? x * x : x;
+// Workspace layout: kMaxBlocks partials (8 bytes each), then the block counter. The counter is
+// zero between launches: LaunchZeroReduceWorkspace sets it once, and the last block of every
+// launch resets it.
+constexpr size_t kCounterOffset = kMaxBlocks * sizeof(double);
+
+int32_t CapBlocks(int64_t want) {
+  return static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(want, kMaxBlocks)));
 }
 
-// Stores this block's sum; the last block to finish adds the partials in block order, so the
-// result is deterministic for a given shape and alignment.
-template <typename Real>
-__device__ void FinishSum(Real block_sum, char* work) {
-  __shared__ Real buf[kCuReduceThreads];
-  Real* partials = reinterpret_cast<Real*>(work + kPartialsOffset);
-  unsigned int* counter = reinterpret_cast<unsigned int*>(work + kCounterOffset);
-  const int tid = threadIdx.x;
-  if (!internal::PublishPartialIsLast(block_sum, partials, counter, tid)) return;
-  const volatile Real* vp = partials;
-  const unsigned int nblocks = gridDim.x * gridDim.y;
-  Real v = 0;
-  for (unsigned int b = tid; b < nblocks; b += kCuReduceThreads) v += vp[b];
-  const Real total = internal::BlockTreeReduce(buf, v, internal::SumCombine(), tid);
-  if (tid == 0) reinterpret_cast<Real*>(work)[0] = total;
-}
+// ---- block and grid combination ------------------------------------------------------------------
 
-// Pitched matrices: threads of a block cover 32 consecutive columns x 8 rows, so warps read
-// contiguous memory; blocks grid-stride over rows (y) and row segments (x).
-template <typename Real, bool kSquares>
-__global__ void SumKernel(MatrixDim d, const Real* data, char* work) {
-  __shared__ Real buf[kCuReduceThreads];
-  const int lane = threadIdx.x % 32, wrow = threadIdx.x / 32;
-  Real acc = 0;
-  for (int32_t r = blockIdx.y * 8 + wrow; r < d.rows; r += gridDim.y * 8) {
-    const Real* row = data + static_cast<size_t>(r) * d.stride;
-    for (int32_t c = blockIdx.x * 32 + lane; c < d.cols; c += gridDim.x * 32)
-      acc += Term<Real, kSquares>(row[c]);
+// Combines one value per thread of the block (flat index tid) in a fixed order (within each warp
+// by shuffles, then over the warps), so the result is deterministic. Thread 0 gets the result.
+template <typename T, typename Combine>
+__device__ T BlockReduce(T v, Combine combine, int tid) {
+  __shared__ T warp_values[kThreads / 32];
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) v = combine(v, __shfl_down_sync(0xffffffffu, v, off));
+  __syncthreads();  // a previous call's readers of warp_values are done
+  if (tid % 32 == 0) warp_values[tid / 32] = v;
+  __syncthreads();
+  if (tid < 32) {
+    v = warp_values[tid % (kThreads / 32)];
+#pragma unroll
+    for (int off = kThreads / 64; off > 0; off /= 2)
+      v = combine(v, __shfl_down_sync(0xffffffffu, v, off));
   }
-  FinishSum(internal::BlockTreeReduce(buf, acc, internal::SumCombine(), threadIdx.x), work);
+  return v;
 }
 
-// Contiguous 16-byte aligned data of n elements: grid-strided 16-byte vector loads, the n % lanes
-// tail read by the first threads of block 0.
-template <typename Real, bool kSquares>
-__global__ void SumVecKernel(int64_t n, const Real* data, char* work) {
-  __shared__ Real buf[kCuReduceThreads];
+// The grid-wide step: with one block, thread 0 stores the result; otherwise every block publishes
+// its partial and the last to finish combines the partials in block order and stores the result.
+// Then, when `done` is given (a mapped pinned flag the host spins on), it sets *done = 1.
+// kNanAtOrigin: a NaN at data[0] is the result (the CPU's Max()/Min() start from that element).
+template <typename T, typename Combine>
+__device__ void FinishReduce(T block_value, Combine combine, T identity, char* work, T* out,
+                             unsigned int* done, int tid, const T* nan_origin) {
+  T total = block_value;
+  if (gridDim.x * gridDim.y > 1) {
+    T* partials = reinterpret_cast<T*>(work);
+    unsigned int* counter = reinterpret_cast<unsigned int*>(work + kCounterOffset);
+    if (!internal::PublishPartialIsLast(block_value, partials, counter, tid)) return;
+    const volatile T* vp = partials;
+    const unsigned int nblocks = gridDim.x * gridDim.y;
+    T v = identity;
+    for (unsigned int b = tid; b < nblocks; b += kThreads) v = combine(v, vp[b]);
+    total = BlockReduce(v, combine, tid);
+  }
+  if (tid == 0) {
+    if (nan_origin != nullptr && *nan_origin != *nan_origin) total = *nan_origin;
+    *out = total;
+    if (done != nullptr) {
+      __threadfence_system();  // the result reaches the host before the flag does
+      *reinterpret_cast<volatile unsigned int*>(done) = 1;
+    }
+  }
+}
+
+// ---- element sources -----------------------------------------------------------------------------
+
+// What element (r, c) contributes. Each has the matrix shape's element count of terms.
+template <typename Real>
+struct ValueTerm {
+  const Real* data;
+  int32_t stride;
+  __device__ Real operator()(int32_t r, int32_t c) const {
+    return data[static_cast<size_t>(r) * stride + c];
+  }
+  __device__ Real Lane(Real x) const { return x; }
+};
+template <typename Real>
+struct SquareTerm {
+  const Real* data;
+  int32_t stride;
+  __device__ Real operator()(int32_t r, int32_t c) const {
+    const Real x = data[static_cast<size_t>(r) * stride + c];
+    return x * x;
+  }
+  __device__ Real Lane(Real x) const { return x * x; }
+};
+// 1 where the element differs from the identity matrix's by more than tol, else 0.
+template <typename Real>
+struct OffUnitTerm {
+  const Real* data;
+  int32_t stride;
+  Real tol;
+  __device__ Real operator()(int32_t r, int32_t c) const {
+    const Real diff = data[static_cast<size_t>(r) * stride + c] - (r == c ? Real(1) : Real(0));
+    return (diff < 0 ? -diff : diff) > tol ? Real(1) : Real(0);
+  }
+};
+// a(r, c) * b(r, c).
+template <typename Real>
+struct ProductTerm {
+  const Real* a;
+  int32_t a_stride;
+  const Real* b;
+  int32_t b_stride;
+  __device__ Real operator()(int32_t r, int32_t c) const {
+    return a[static_cast<size_t>(r) * a_stride + c] * b[static_cast<size_t>(r) * b_stride + c];
+  }
+};
+
+// ---- kernels -------------------------------------------------------------------------------------
+
+// Pitched matrices: a 2D block whose x extent follows the row length (so narrow matrices keep
+// their threads busy), blocks grid-striding over row segments (x) and rows (y).
+template <typename T, typename Term, typename Combine>
+__global__ void Reduce2DKernel(MatrixDim d, Term term, Combine combine, T identity, char* work,
+                               T* out, unsigned int* done, const T* nan_origin) {
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  T acc = identity;
+  for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y)
+    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
+      acc = combine(acc, term(r, c));
+  FinishReduce(BlockReduce(acc, combine, tid), combine, identity, work, out, done, tid, nan_origin);
+}
+
+// Contiguous, 16-byte aligned data of n elements (value or square terms): grid-strided 16-byte
+// loads, two in flight per thread; the n % lanes tail is read by the first threads of block 0.
+template <typename Real, typename Term, typename Combine>
+__global__ void ReduceVecKernel(int64_t n, const Real* data, Term term, Combine combine,
+                                Real identity, char* work, Real* out, unsigned int* done,
+                                const Real* nan_origin) {
   using V = typename internal::Vec16<Real>::Type;
   constexpr int32_t w = internal::Vec16<Real>::kLanes;
+  const int tid = threadIdx.x;
   const int64_t nvec = n / w;
   const V* vdata = reinterpret_cast<const V*>(data);
-  Real acc = 0;
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t u = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; u < nvec;
-       u += step) {
-    const V v = vdata[u];
-    const Real* lanes = reinterpret_cast<const Real*>(&v);
+  Real acc0 = identity, acc1 = identity;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * kThreads;
+  int64_t u = static_cast<int64_t>(blockIdx.x) * kThreads + tid;
+  for (; u + step < nvec; u += 2 * step) {
+    const V v0 = vdata[u], v1 = vdata[u + step];
+    const Real* l0 = reinterpret_cast<const Real*>(&v0);
+    const Real* l1 = reinterpret_cast<const Real*>(&v1);
 #pragma unroll
-    for (int32_t i = 0; i < w; ++i) acc += Term<Real, kSquares>(lanes[i]);
+    for (int32_t i = 0; i < w; ++i) {
+      acc0 = combine(acc0, term.Lane(l0[i]));
+      acc1 = combine(acc1, term.Lane(l1[i]));
+    }
   }
-  if (blockIdx.x == 0 && threadIdx.x < n - nvec * w)
-    acc += Term<Real, kSquares>(data[nvec * w + threadIdx.x]);
-  FinishSum(internal::BlockTreeReduce(buf, acc, internal::SumCombine(), threadIdx.x), work);
+  if (u < nvec) {
+    const V v0 = vdata[u];
+    const Real* l0 = reinterpret_cast<const Real*>(&v0);
+#pragma unroll
+    for (int32_t i = 0; i < w; ++i) acc0 = combine(acc0, term.Lane(l0[i]));
+  }
+  if (blockIdx.x == 0 && tid < n - nvec * w) acc1 = combine(acc1, term.Lane(data[nvec * w + tid]));
+  FinishReduce(BlockReduce(combine(acc0, acc1), combine, tid), combine, identity, work, out, done,
+               tid, nan_origin);
 }
 
+// Contiguous, 16-byte aligned a and b of n elements: sum of a[i] * b[i].
 template <typename Real>
-void Sum(MatrixDim d, const Real* data, bool squares, void* d_work, CuStream stream) {
-  char* work = static_cast<char*>(d_work);
-  if (d.rows == 0 || d.cols == 0) {  // the sum of nothing
-    CUCTX_CUDA_CHECK(cudaMemsetAsync(work, 0, sizeof(Real), stream));
-    return;
+__global__ void DotVecKernel(int64_t n, const Real* a, const Real* b, char* work, Real* out,
+                             unsigned int* done) {
+  using V = typename internal::Vec16<Real>::Type;
+  constexpr int32_t w = internal::Vec16<Real>::kLanes;
+  const int tid = threadIdx.x;
+  const int64_t nvec = n / w;
+  const V* va = reinterpret_cast<const V*>(a);
+  const V* vb = reinterpret_cast<const V*>(b);
+  Real acc = 0;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * kThreads;
+  for (int64_t u = static_cast<int64_t>(blockIdx.x) * kThreads + tid; u < nvec; u += step) {
+    const V x = va[u], y = vb[u];
+    const Real* lx = reinterpret_cast<const Real*>(&x);
+    const Real* ly = reinterpret_cast<const Real*>(&y);
+#pragma unroll
+    for (int32_t i = 0; i < w; ++i) acc += lx[i] * ly[i];
   }
-  CUCTX_CUDA_CHECK(cudaMemsetAsync(work + kCounterOffset, 0, sizeof(unsigned int), stream));
-  static_assert(kCuReduceThreads == 256, "SumKernel maps threads to 32 columns x 8 rows");
-  const bool contiguous = d.rows == 1 || d.stride == d.cols;
+  if (blockIdx.x == 0 && tid < n - nvec * w) acc += a[nvec * w + tid] * b[nvec * w + tid];
+  FinishReduce(BlockReduce(acc, internal::SumCombine(), tid), internal::SumCombine(), Real(0), work,
+               out, done, tid, static_cast<const Real*>(nullptr));
+}
+
+// sum of a(r, c) * b(c, r) over d (a is d.rows x d.cols, b is d.cols x d.rows): 32 x 32 tiles;
+// the b tile is read along b's rows (coalesced) into shared memory and used transposed. Blocks
+// of 32 x 8 threads grid-stride over the tiles.
+constexpr int kTile = 32;
+template <typename Real>
+__global__ void DotTransKernel(MatrixDim d, const Real* a, const Real* b, int32_t b_stride,
+                               char* work, Real* out, unsigned int* done) {
+  __shared__ Real tile[kTile][kTile + 1];  // tile[c - c0][r - r0] = b(c, r)
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTile + tx;
+  const int32_t tiles_c = (d.cols + kTile - 1) / kTile;
+  const int64_t tiles = static_cast<int64_t>((d.rows + kTile - 1) / kTile) * tiles_c;
+  Real acc = 0;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int32_t r0 = static_cast<int32_t>(t / tiles_c) * kTile;
+    const int32_t c0 = static_cast<int32_t>(t % tiles_c) * kTile;
+    __syncthreads();  // the previous tile's readers are done
+    for (int j = ty; j < kTile; j += kTile / 4) {
+      const int32_t c = c0 + j, r = r0 + tx;
+      tile[j][tx] = (c < d.cols && r < d.rows) ? b[static_cast<size_t>(c) * b_stride + r] : Real(0);
+    }
+    __syncthreads();
+    for (int j = ty; j < kTile; j += kTile / 4) {
+      const int32_t r = r0 + j, c = c0 + tx;
+      if (r < d.rows && c < d.cols) acc += a[static_cast<size_t>(r) * d.stride + c] * tile[tx][j];
+    }
+  }
+  FinishReduce(BlockReduce(acc, internal::SumCombine(), tid), internal::SumCombine(), Real(0), work,
+               out, done, tid, static_cast<const Real*>(nullptr));
+}
+
+// x = max(x, bound) (ceiling false) or min(x, bound) on data[0, dim); the number of changed
+// elements (as a double) goes to *out.
+template <typename Real>
+__global__ void ClampCountKernel(int32_t dim, Real bound, bool ceiling, Real* data, char* work,
+                                 double* out, unsigned int* done) {
+  const int tid = threadIdx.x;
+  double count = 0;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + tid; i < dim;
+       i += static_cast<int64_t>(gridDim.x) * kThreads) {
+    const Real v = data[i];
+    if (ceiling ? v > bound : v < bound) {
+      data[i] = bound;
+      count += 1;
+    }
+  }
+  FinishReduce(BlockReduce(count, internal::SumCombine(), tid), internal::SumCombine(), 0.0, work,
+               out, done, tid, static_cast<const double*>(nullptr));
+}
+
+// ---- launchers -----------------------------------------------------------------------------------
+
+// Block and grid for Reduce2DKernel: the block's x extent follows the row length (up to the whole
+// block for long rows); blocks cover the columns first, then the rows, up to kMaxBlocks.
+void Shape2D(MatrixDim d, dim3* grid, dim3* block) {
+  int32_t bx = 1;
+  while (bx < d.cols && bx < kThreads) bx *= 2;
+  const int32_t by = kThreads / bx;
+  int64_t gx = (static_cast<int64_t>(d.cols) + bx - 1) / bx;
+  if (gx > kMaxBlocks) gx = kMaxBlocks;
+  if (gx < 1) gx = 1;
+  int64_t gy = (static_cast<int64_t>(d.rows) + by - 1) / by;
+  if (gy > kMaxBlocks / gx) gy = kMaxBlocks / gx;
+  if (gy < 1) gy = 1;
+  *grid = dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), 1);
+  *block = dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by), 1);
+}
+
+template <typename T, typename Term, typename Combine>
+void Launch2D(MatrixDim d, Term term, Combine combine, T identity, char* work, T* out,
+              unsigned int* done, const T* nan_origin, CuStream stream) {
+  dim3 grid, block;
+  Shape2D(d, &grid, &block);
+  Reduce2DKernel<<<grid, block, 0, stream>>>(d, term, combine, identity, work, out, done,
+                                             nan_origin);
+  CUCTX_CUDA_CHECK_LAUNCH("Reduce2DKernel");
+}
+
+// Value or square terms: the vector kernel when the data is one aligned run, else the 2D one.
+template <typename Real, template <typename> class Term, typename Combine>
+void LaunchElements(MatrixDim d, const Real* data, Combine combine, Real identity, char* work,
+                    Real* out, unsigned int* done, const Real* nan_origin, CuStream stream) {
+  const bool contiguous = d.rows <= 1 || d.stride == d.cols;
   if (contiguous && internal::RowsAligned16(data, 0)) {
     const int64_t n = static_cast<int64_t>(d.rows) * d.cols;
     const int64_t units = n / internal::Vec16<Real>::kLanes;
-    const int64_t blocks = std::max<int64_t>(
-        1, std::min<int64_t>(kSumMaxBlocks, (units + kCuReduceThreads - 1) / kCuReduceThreads));
-    const unsigned grid = static_cast<unsigned>(blocks);
-    if (squares)
-      SumVecKernel<Real, true><<<grid, kCuReduceThreads, 0, stream>>>(n, data, work);
-    else
-      SumVecKernel<Real, false><<<grid, kCuReduceThreads, 0, stream>>>(n, data, work);
-    CUCTX_CUDA_CHECK_LAUNCH("SumVecKernel");
+    // Half the blocks a unit per thread would want: each thread keeps two loads in flight.
+    const int32_t blocks = CapBlocks((units + 2 * kThreads - 1) / (2 * kThreads));
+    ReduceVecKernel<<<blocks, kThreads, 0, stream>>>(n, data, Term<Real>{data, 0}, combine,
+                                                     identity, work, out, done, nan_origin);
+    CUCTX_CUDA_CHECK_LAUNCH("ReduceVecKernel");
     return;
   }
-  // Grid: up to 16 blocks across a row (32 columns each) and enough down the rows to reach
-  // kSumMaxBlocks.
-  int64_t gx = (static_cast<int64_t>(d.cols) + 31) / 32;
-  if (gx > 16) gx = 16;
-  int64_t gy = (static_cast<int64_t>(d.rows) + 7) / 8;
-  const int64_t max_gy = kSumMaxBlocks / gx;
-  if (gy > max_gy) gy = max_gy;
-  const dim3 grid(static_cast<unsigned>(gx), static_cast<unsigned>(gy), 1);
-  if (squares)
-    SumKernel<Real, true><<<grid, kCuReduceThreads, 0, stream>>>(d, data, work);
-  else
-    SumKernel<Real, false><<<grid, kCuReduceThreads, 0, stream>>>(d, data, work);
-  CUCTX_CUDA_CHECK_LAUNCH("SumKernel");
+  Launch2D(d, Term<Real>{data, d.stride}, combine, identity, work, out, done, nan_origin, stream);
+}
+
+// The diagonal of a matrix as a column: n rows of one element, stride + 1 apart.
+MatrixDim DiagDim(MatrixDim d) {
+  return MatrixDim{d.rows < d.cols ? d.rows : d.cols, 1, d.stride + 1};
+}
+
+template <typename Real>
+void MatReduceImpl(MatrixDim d, const Real* data, MatReduce op, Real tol, void* d_work, Real* out,
+                   unsigned int* done, CuStream stream) {
+  char* work = static_cast<char*>(d_work);
+  const Real* none = nullptr;
+  // An empty matrix still gets a launch (of one block), which stores the identity.
+  switch (op) {
+    case MatReduce::kSum:
+      return LaunchElements<Real, ValueTerm>(d, data, internal::SumCombine(), Real(0), work, out,
+                                             done, none, stream);
+    case MatReduce::kSumSquares:
+      return LaunchElements<Real, SquareTerm>(d, data, internal::SumCombine(), Real(0), work, out,
+                                              done, none, stream);
+    case MatReduce::kMax:
+      return LaunchElements<Real, ValueTerm>(d, data, internal::MaxCombine(), Real(-INFINITY), work,
+                                             out, done, data, stream);
+    case MatReduce::kMin:
+      return LaunchElements<Real, ValueTerm>(d, data, internal::MinCombine(), Real(INFINITY), work,
+                                             out, done, data, stream);
+    case MatReduce::kTrace: {
+      const MatrixDim diag = DiagDim(d);
+      return Launch2D(diag, ValueTerm<Real>{data, diag.stride}, internal::SumCombine(), Real(0),
+                      work, out, done, none, stream);
+    }
+    case MatReduce::kOffUnit:
+      return Launch2D(d, OffUnitTerm<Real>{data, d.stride, tol}, internal::MaxCombine(), Real(0),
+                      work, out, done, none, stream);
+  }
+}
+
+template <typename Real>
+void DotImpl(MatrixDim d, const Real* a, const Real* b, int32_t b_stride, bool b_trans,
+             void* d_work, Real* out, unsigned int* done, CuStream stream) {
+  char* work = static_cast<char*>(d_work);
+  if (b_trans) {
+    const int64_t tiles = static_cast<int64_t>((d.rows + kTile - 1) / kTile) *
+                          ((static_cast<int64_t>(d.cols) + kTile - 1) / kTile);
+    DotTransKernel<<<CapBlocks(tiles), dim3(kTile, kThreads / kTile, 1), 0, stream>>>(
+        d, a, b, b_stride, work, out, done);
+    CUCTX_CUDA_CHECK_LAUNCH("DotTransKernel");
+    return;
+  }
+  const bool packed = d.rows <= 1 || (d.stride == d.cols && b_stride == d.cols);
+  if (packed && internal::RowsAligned16(a, 0) && internal::RowsAligned16(b, 0)) {
+    const int64_t n = static_cast<int64_t>(d.rows) * d.cols;
+    const int64_t units = n / internal::Vec16<Real>::kLanes;
+    DotVecKernel<<<CapBlocks((units + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
+        n, a, b, work, out, done);
+    CUCTX_CUDA_CHECK_LAUNCH("DotVecKernel");
+    return;
+  }
+  Launch2D(d, ProductTerm<Real>{a, d.stride, b, b_stride}, internal::SumCombine(), Real(0), work,
+           out, done, static_cast<const Real*>(nullptr), stream);
+}
+
+template <typename Real>
+void ClampCountImpl(int32_t dim, Real bound, bool ceiling, Real* data, void* d_work, double* out,
+                    unsigned int* done, CuStream stream) {
+  const int32_t blocks = CapBlocks((static_cast<int64_t>(dim) + kThreads - 1) / kThreads);
+  ClampCountKernel<<<blocks, kThreads, 0, stream>>>(dim, bound, ceiling, data,
+                                                    static_cast<char*>(d_work), out, done);
+  CUCTX_CUDA_CHECK_LAUNCH("ClampCountKernel");
 }
 
 }  // namespace
 
 size_t ReduceWorkspaceBytes() { return kCounterOffset + 16; }
 
-void LaunchSum(MatrixDim d, const float* data, bool squares, void* d_work, CuStream stream) {
-  Sum(d, data, squares, d_work, stream);
+void LaunchZeroReduceWorkspace(void* d_work, CuStream stream) {
+  CUCTX_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(d_work) + kCounterOffset, 0,
+                                   sizeof(unsigned int), stream));
 }
-void LaunchSum(MatrixDim d, const double* data, bool squares, void* d_work, CuStream stream) {
-  Sum(d, data, squares, d_work, stream);
+
+void LaunchMatReduce(MatrixDim dim, const float* data, MatReduce op, float tol, void* d_work,
+                     float* out, unsigned int* done, CuStream stream) {
+  MatReduceImpl(dim, data, op, tol, d_work, out, done, stream);
+}
+void LaunchMatReduce(MatrixDim dim, const double* data, MatReduce op, double tol, void* d_work,
+                     double* out, unsigned int* done, CuStream stream) {
+  MatReduceImpl(dim, data, op, tol, d_work, out, done, stream);
+}
+
+void LaunchDot(MatrixDim dim, const float* a, const float* b, int32_t b_stride, bool b_trans,
+               void* d_work, float* out, unsigned int* done, CuStream stream) {
+  DotImpl(dim, a, b, b_stride, b_trans, d_work, out, done, stream);
+}
+void LaunchDot(MatrixDim dim, const double* a, const double* b, int32_t b_stride, bool b_trans,
+               void* d_work, double* out, unsigned int* done, CuStream stream) {
+  DotImpl(dim, a, b, b_stride, b_trans, d_work, out, done, stream);
+}
+
+void LaunchClampCount(int32_t dim, float bound, bool ceiling, float* data, void* d_work,
+                      double* out, unsigned int* done, CuStream stream) {
+  ClampCountImpl(dim, bound, ceiling, data, d_work, out, done, stream);
+}
+void LaunchClampCount(int32_t dim, double bound, bool ceiling, double* data, void* d_work,
+                      double* out, unsigned int* done, CuStream stream) {
+  ClampCountImpl(dim, bound, ceiling, data, d_work, out, done, stream);
 }
 
 }  // namespace cuctx

@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
 #include "cudamatrix/cu-math.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
@@ -212,6 +213,7 @@ void CpuBackpropLstmNonlinearity(const MatrixBase<Real>& input, const MatrixBase
 template <typename Real>
 void ComputeLstmNonlinearity(const CuMatrixBase<Real>& input, const CuMatrixBase<Real>& params,
                              CuMatrixBase<Real>* output) {
+  internal::CuOpScope op_scope("cu::ComputeLstmNonlinearity");
   const char* op = "cu::ComputeLstmNonlinearity";
   const MatrixIndexT C =
       CheckForward(op, input, params, static_cast<const CuMatrixBase<Real>*>(output));
@@ -237,6 +239,7 @@ void BackpropLstmNonlinearity(const CuMatrixBase<Real>& input, const CuMatrixBas
                               CuMatrixBase<double>* value_sum_out,
                               CuMatrixBase<double>* deriv_sum_out,
                               CuMatrixBase<Real>* self_repair_sum_out) {
+  internal::CuOpScope op_scope("cu::BackpropLstmNonlinearity");
   const char* op = "cu::BackpropLstmNonlinearity";
   const MatrixIndexT C =
       CheckBackprop(op, input, params, output_deriv, deriv_sum_in, self_repair_config,

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
@@ -49,6 +50,7 @@ Real Nonzero(Real x, Real epsilon) {
 template <typename Real>
 void Randomize(const CuMatrixBase<Real>& src, const CuArray<int32>& copy_from_idx,
                CuMatrixBase<Real>* tgt) {
+  internal::CuOpScope op_scope("cu::Randomize");
   const char* op = "cu::Randomize";
   CUCTX_CHECK(tgt != nullptr) << op << ": null tgt";
   CUCTX_CHECK(SameDim(src, *tgt)) << op << ": src " << ShapeText(src) << " does not match tgt "
@@ -74,6 +76,7 @@ void Randomize(const CuMatrixBase<Real>& src, const CuArray<int32>& copy_from_id
 template <typename Real>
 void Splice(const CuMatrixBase<Real>& src, const CuArray<int32>& frame_offsets,
             CuMatrixBase<Real>* tgt) {
+  internal::CuOpScope op_scope("cu::Splice");
   const char* op = "cu::Splice";
   CUCTX_CHECK(tgt != nullptr) << op << ": null tgt";
   const int64 cols = static_cast<int64>(src.NumCols()) * frame_offsets.Dim();
@@ -104,6 +107,7 @@ void Splice(const CuMatrixBase<Real>& src, const CuArray<int32>& frame_offsets,
 template <typename Real>
 void Copy(const CuMatrixBase<Real>& src, const CuArray<int32>& copy_from_indices,
           CuMatrixBase<Real>* tgt) {
+  internal::CuOpScope op_scope("cu::Copy");
   const char* op = "cu::Copy";
   CUCTX_CHECK(tgt != nullptr) << op << ": null tgt";
   CUCTX_CHECK(src.NumRows() == tgt->NumRows() && copy_from_indices.Dim() == tgt->NumCols())
@@ -127,6 +131,7 @@ void Copy(const CuMatrixBase<Real>& src, const CuArray<int32>& copy_from_indices
 
 template <typename Real>
 void EnsureNonzero(const CuMatrixBase<Real>& src, Real epsilon, CuMatrixBase<Real>* dest) {
+  internal::CuOpScope op_scope("cu::EnsureNonzero");
   const char* op = "cu::EnsureNonzero";
   CUCTX_CHECK(dest != nullptr) << op << ": null dest";
   CUCTX_CHECK(SameDim(src, *dest))
@@ -146,6 +151,7 @@ void EnsureNonzero(const CuMatrixBase<Real>& src, Real epsilon, CuMatrixBase<Rea
 
 template <typename Real>
 void EnsureNonzero(const CuVectorBase<Real>& src, Real epsilon, CuVectorBase<Real>* dest) {
+  internal::CuOpScope op_scope("cu::EnsureNonzero");
   const char* op = "cu::EnsureNonzero";
   CUCTX_CHECK(dest != nullptr) << op << ": null dest";
   CUCTX_CHECK(src.Dim() == dest->Dim())
@@ -166,6 +172,7 @@ void EnsureNonzero(const CuVectorBase<Real>& src, Real epsilon, CuVectorBase<Rea
 template <typename Real>
 void NormalizePerRow(const CuMatrixBase<Real>& in, Real target_rms, bool add_log_stddev,
                      CuMatrixBase<Real>* out) {
+  internal::CuOpScope op_scope("cu::NormalizePerRow");
   const char* op = "cu::NormalizePerRow";
   CUCTX_CHECK(out != nullptr) << op << ": null out";
   const MatrixIndexT dim = in.NumCols();
@@ -197,6 +204,7 @@ void NormalizePerRow(const CuMatrixBase<Real>& in, Real target_rms, bool add_log
 template <typename Real>
 void DiffNormalizePerRow(const CuMatrixBase<Real>& in_value, const CuMatrixBase<Real>& out_deriv,
                          Real target_rms, bool add_log_stddev, CuMatrixBase<Real>* in_deriv) {
+  internal::CuOpScope op_scope("cu::DiffNormalizePerRow");
   const char* op = "cu::DiffNormalizePerRow";
   CUCTX_CHECK(in_deriv != nullptr) << op << ": null in_deriv";
   const MatrixIndexT dim = in_value.NumCols();

@@ -6,9 +6,11 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-readback.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 #include <functional>
@@ -61,6 +63,7 @@ template <typename Real>
 void CuMatrixBase<Real>::AddMatMat(Real alpha, const CuMatrixBase<Real>& A,
                                    MatrixTransposeType transA, const CuMatrixBase<Real>& B,
                                    MatrixTransposeType transB, Real beta) {
+  internal::CuOpScope op_scope("CuMatrix::AddMatMat");
   CheckGemm("CuMatrix::AddMatMat", *this, A, transA, B, transB);
   if (Empty()) return;
   const MatrixIndexT k = OpCols(A, transA);
@@ -87,6 +90,7 @@ void CuMatrixBase<Real>::AddMatMat(Real alpha, const CuMatrixBase<Real>& A,
 template <typename Real>
 void CuMatrixBase<Real>::SymAddMat2(Real alpha, const CuMatrixBase<Real>& A,
                                     MatrixTransposeType transA, Real beta) {
+  internal::CuOpScope op_scope("CuMatrix::SymAddMat2");
   CUCTX_CHECK(num_rows_ == num_cols_ && OpRows(A, transA) == num_rows_)
       << "CuMatrix::SymAddMat2: shape mismatch: this " << ShapeText(*this)
       << " must be square with the rows of op(A), A " << ShapeText(A) << " (" << TransName(transA)
@@ -115,6 +119,7 @@ template <typename Real>
 void CuMatrixBase<Real>::AddDiagVecMat(Real alpha, const CuVectorBase<Real>& v,
                                        const CuMatrixBase<Real>& M, MatrixTransposeType transM,
                                        Real beta) {
+  internal::CuOpScope op_scope("CuMatrix::AddDiagVecMat");
   CUCTX_CHECK(OpRows(M, transM) == num_rows_ && OpCols(M, transM) == num_cols_ &&
               v.Dim() == num_rows_)
       << "CuMatrix::AddDiagVecMat: shape mismatch: v has dimension " << v.Dim() << ", M is "
@@ -137,6 +142,7 @@ template <typename Real>
 void CuMatrixBase<Real>::AddMatDiagVec(Real alpha, const CuMatrixBase<Real>& M,
                                        MatrixTransposeType transM, const CuVectorBase<Real>& v,
                                        Real beta) {
+  internal::CuOpScope op_scope("CuMatrix::AddMatDiagVec");
   CUCTX_CHECK(OpRows(M, transM) == num_rows_ && OpCols(M, transM) == num_cols_ &&
               v.Dim() == num_cols_)
       << "CuMatrix::AddMatDiagVec: shape mismatch: M is " << ShapeText(M) << " ("
@@ -158,6 +164,7 @@ void CuMatrixBase<Real>::AddMatDiagVec(Real alpha, const CuMatrixBase<Real>& M,
 template <typename Real>
 void CuMatrixBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& a,
                                    const CuVectorBase<Real>& b) {
+  internal::CuOpScope op_scope("CuMatrix::AddVecVec");
   CUCTX_CHECK(a.Dim() == num_rows_ && b.Dim() == num_cols_)
       << "CuMatrix::AddVecVec: shape mismatch: a has dimension " << a.Dim() << ", b has dimension "
       << b.Dim() << ", this is " << ShapeText(*this);
@@ -178,6 +185,7 @@ void CuMatrixBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& a,
 template <typename Real>
 Real CuMatrixBase<Real>::TraceMatMatImpl(const CuMatrixBase<Real>& A, const CuMatrixBase<Real>& B,
                                          MatrixTransposeType trans) {
+  internal::CuOpScope op_scope("TraceMatMat");
   internal::CheckNotCapturing("TraceMatMat");
   CUCTX_CHECK(OpRows(B, trans) == A.NumCols() && OpCols(B, trans) == A.NumRows())
       << "TraceMatMat: A " << ShapeText(A) << " times B " << ShapeText(B) << " ("
@@ -185,19 +193,11 @@ Real CuMatrixBase<Real>::TraceMatMatImpl(const CuMatrixBase<Real>& A, const CuMa
   if (A.Empty()) return 0;
 #if CUCTX_HAVE_CUDA
   if (internal::OnGpu()) {
-    const bool packed = A.Stride() == A.NumCols() && B.Stride() == B.NumCols();
-    const int64 n = static_cast<int64>(A.NumRows()) * A.NumCols();
-    if (trans == kTrans && packed && n <= (int64{1} << 31) - 1) {
-      // tr(A B^T) = sum of A .* B, one dot over both packed buffers.
-      Real result = 0;
-      CUCTX_CUBLAS_CHECK(internal::CublasDot(internal::ThreadCublasHandle(), static_cast<int>(n),
-                                             A.Data(), 1, B.Data(), 1, &result));
-      return result;
-    }
-    // tr(A op(B)) = sum of A .* op(B)^T: a transposing copy, a product and the reduction.
-    CuMatrix<Real> prod(B, trans == kTrans ? kNoTrans : kTrans);
-    prod.MulElements(A);
-    return prod.Sum();
+    // tr(A B^T) = sum of A .* B; tr(A B) = sum of A .* B^T (B read in tiles): one fused pass.
+    return internal::ReduceToHost<Real>([&](void* work, Real* out, unsigned int* done) {
+      LaunchDot(A.Dim(), A.Data(), B.Data(), B.Stride(), trans == kNoTrans, work, out, done,
+                internal::ThreadStream());
+    });
   }
 #endif
   return TraceMatMat(HostView(A), HostView(B), trans);
@@ -209,6 +209,7 @@ void CuMatrixBase<Real>::AddMatMatBatchedImpl(Real alpha, std::vector<CuSubMatri
                                               MatrixTransposeType transA,
                                               const std::vector<CuSubMatrix<Real>*>& B,
                                               MatrixTransposeType transB, Real beta) {
+  internal::CuOpScope op_scope("AddMatMatBatched");
   CUCTX_CHECK(A.size() == C.size() && B.size() == C.size())
       << "AddMatMatBatched: batch sizes differ: C has " << C.size() << ", A has " << A.size()
       << ", B has " << B.size();
@@ -262,6 +263,7 @@ void CuMatrixBase<Real>::AddMatMatBatchedImpl(Real alpha, std::vector<CuSubMatri
 template <typename Real>
 Real CuMatrixBase<Real>::VecMatVecImpl(const CuVectorBase<Real>& v1, const CuMatrixBase<Real>& M,
                                        const CuVectorBase<Real>& v2) {
+  internal::CuOpScope op_scope("VecMatVec");
   internal::CheckNotCapturing("VecMatVec");
   CUCTX_CHECK(v1.Dim() == M.NumRows() && v2.Dim() == M.NumCols())
       << "VecMatVec: shape mismatch: v1 has dimension " << v1.Dim() << ", M is " << ShapeText(M)

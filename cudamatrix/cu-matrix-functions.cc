@@ -6,9 +6,11 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-readback.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 namespace cuctx {
@@ -35,11 +37,9 @@ void CheckLimits(const char* op, double lower, double upper) {
 // One single-pass reduction on `stream` and one read-back (which waits for the stream).
 template <typename Real>
 inline Real DeviceReduce(MatrixDim dim, const Real* data, MatReduce op, Real tol, CuStream stream) {
-  internal::ScopedStorage work(MatReduceWorkspaceBytes());
-  LaunchMatReduce(dim, data, op, tol, work.Data(), stream);
-  Real result = 0;
-  CopyDeviceToHost(&result, work.Data(), sizeof(Real));
-  return result;
+  return internal::ReduceToHost<Real>([&](void* work, Real* out, unsigned int* done) {
+    LaunchMatReduce(dim, data, op, tol, work, out, done, stream);
+  });
 }
 
 // The GPU branches shared by the maps and by the broadcasts (internal::RunOnGpu): queue the kernel
@@ -68,6 +68,7 @@ bool BroadcastOnDevice(CuMatrixBase<Real>* dst, VecBroadcast op, Real alpha,
 
 template <typename Real>
 void CuMatrixBase<Real>::Max(const CuMatrixBase<Real>& A) {
+  internal::CuOpScope op_scope("CuMatrix::Max");
   CheckSameShapeOrAlias("CuMatrix::Max", *this, A, "A");
   if (Empty()) return;
   if (MapOnDevice(this, FunctionMap::kMax, Real(0), Real(0), A)) return;
@@ -76,6 +77,7 @@ void CuMatrixBase<Real>::Max(const CuMatrixBase<Real>& A) {
 
 template <typename Real>
 void CuMatrixBase<Real>::Min(const CuMatrixBase<Real>& A) {
+  internal::CuOpScope op_scope("CuMatrix::Min");
   CheckSameShapeOrAlias("CuMatrix::Min", *this, A, "A");
   if (Empty()) return;
   if (MapOnDevice(this, FunctionMap::kMin, Real(0), Real(0), A)) return;
@@ -84,6 +86,7 @@ void CuMatrixBase<Real>::Min(const CuMatrixBase<Real>& A) {
 
 template <typename Real>
 void CuMatrixBase<Real>::InvertElements() {
+  internal::CuOpScope op_scope("CuMatrix::InvertElements");
   if (Empty()) return;
   if (MapOnDevice(this, FunctionMap::kInvert, Real(0), Real(0), *this)) return;
   CpuView().InvertElements();
@@ -91,6 +94,7 @@ void CuMatrixBase<Real>::InvertElements() {
 
 template <typename Real>
 void CuMatrixBase<Real>::Pow(const CuMatrixBase<Real>& src, Real power) {
+  internal::CuOpScope op_scope("CuMatrix::Pow");
   CheckSameShapeOrAlias("CuMatrix::Pow", *this, src, "src");
   if (Empty()) return;
   if (MapOnDevice(this, FunctionMap::kPow, power, Real(0), src)) return;
@@ -99,6 +103,7 @@ void CuMatrixBase<Real>::Pow(const CuMatrixBase<Real>& src, Real power) {
 
 template <typename Real>
 void CuMatrixBase<Real>::PowAbs(const CuMatrixBase<Real>& src, Real power, bool include_sign) {
+  internal::CuOpScope op_scope("CuMatrix::PowAbs");
   CheckSameShapeOrAlias("CuMatrix::PowAbs", *this, src, "src");
   if (Empty()) return;
   if (MapOnDevice(this, FunctionMap::kPowAbs, power, Real(include_sign ? 1 : 0), src)) return;
@@ -107,6 +112,7 @@ void CuMatrixBase<Real>::PowAbs(const CuMatrixBase<Real>& src, Real power, bool 
 
 template <typename Real>
 void CuMatrixBase<Real>::Heaviside(const CuMatrixBase<Real>& src) {
+  internal::CuOpScope op_scope("CuMatrix::Heaviside");
   CheckSameShapeOrAlias("CuMatrix::Heaviside", *this, src, "src");
   if (Empty()) return;
   if (MapOnDevice(this, FunctionMap::kHeaviside, Real(0), Real(0), src)) return;
@@ -115,6 +121,7 @@ void CuMatrixBase<Real>::Heaviside(const CuMatrixBase<Real>& src) {
 
 template <typename Real>
 void CuMatrixBase<Real>::Floor(const CuMatrixBase<Real>& src, Real floor_val) {
+  internal::CuOpScope op_scope("CuMatrix::Floor");
   CheckSameShapeOrAlias("CuMatrix::Floor", *this, src, "src");
   if (Empty()) return;
   if (MapOnDevice(this, FunctionMap::kFloor, floor_val, Real(0), src)) return;
@@ -123,6 +130,7 @@ void CuMatrixBase<Real>::Floor(const CuMatrixBase<Real>& src, Real floor_val) {
 
 template <typename Real>
 void CuMatrixBase<Real>::Ceiling(const CuMatrixBase<Real>& src, Real ceiling_val) {
+  internal::CuOpScope op_scope("CuMatrix::Ceiling");
   CheckSameShapeOrAlias("CuMatrix::Ceiling", *this, src, "src");
   if (Empty()) return;
   if (MapOnDevice(this, FunctionMap::kCeiling, ceiling_val, Real(0), src)) return;
@@ -132,6 +140,7 @@ void CuMatrixBase<Real>::Ceiling(const CuMatrixBase<Real>& src, Real ceiling_val
 template <typename Real>
 void CuMatrixBase<Real>::ExpLimited(const CuMatrixBase<Real>& src, Real lower_limit,
                                     Real upper_limit) {
+  internal::CuOpScope op_scope("CuMatrix::ExpLimited");
   CheckSameShapeOrAlias("CuMatrix::ExpLimited", *this, src, "src");
   CheckLimits("CuMatrix::ExpLimited", lower_limit, upper_limit);
   if (Empty()) return;
@@ -141,6 +150,7 @@ void CuMatrixBase<Real>::ExpLimited(const CuMatrixBase<Real>& src, Real lower_li
 
 template <typename Real>
 void CuMatrixBase<Real>::ExpSpecial(const CuMatrixBase<Real>& src) {
+  internal::CuOpScope op_scope("CuMatrix::ExpSpecial");
   CheckSameShapeOrAlias("CuMatrix::ExpSpecial", *this, src, "src");
   if (Empty()) return;
   if (MapOnDevice(this, FunctionMap::kExpSpecial, Real(0), Real(0), src)) return;
@@ -149,6 +159,7 @@ void CuMatrixBase<Real>::ExpSpecial(const CuMatrixBase<Real>& src) {
 
 template <typename Real>
 void CuMatrixBase<Real>::Exp(const CuMatrixBase<Real>& src) {
+  internal::CuOpScope op_scope("CuMatrix::Exp");
   CheckSameShapeOrAlias("CuMatrix::Exp", *this, src, "src");
   if (Empty()) return;
   if (internal::RunOnGpu([&](CuStream s) {
@@ -160,6 +171,7 @@ void CuMatrixBase<Real>::Exp(const CuMatrixBase<Real>& src) {
 
 template <typename Real>
 void CuMatrixBase<Real>::Log(const CuMatrixBase<Real>& src) {
+  internal::CuOpScope op_scope("CuMatrix::Log");
   CheckSameShapeOrAlias("CuMatrix::Log", *this, src, "src");
   if (Empty()) return;
   if (internal::RunOnGpu([&](CuStream s) {
@@ -209,6 +221,7 @@ void CuMatrixBase<Real>::ApplyExpSpecial() {
 
 template <typename Real>
 void CuMatrixBase<Real>::MulColsVec(const CuVectorBase<Real>& scale) {
+  internal::CuOpScope op_scope("CuMatrix::MulColsVec");
   CheckVec("CuMatrix::MulColsVec", *this, scale, "scale", num_cols_, "NumCols()");
   if (Empty()) return;
   if (BroadcastOnDevice(this, VecBroadcast::kMulCols, Real(1), scale, Real(1))) return;
@@ -217,6 +230,7 @@ void CuMatrixBase<Real>::MulColsVec(const CuVectorBase<Real>& scale) {
 
 template <typename Real>
 void CuMatrixBase<Real>::MulRowsVec(const CuVectorBase<Real>& scale) {
+  internal::CuOpScope op_scope("CuMatrix::MulRowsVec");
   CheckVec("CuMatrix::MulRowsVec", *this, scale, "scale", num_rows_, "NumRows()");
   if (Empty()) return;
   if (BroadcastOnDevice(this, VecBroadcast::kMulRows, Real(1), scale, Real(1))) return;
@@ -225,6 +239,7 @@ void CuMatrixBase<Real>::MulRowsVec(const CuVectorBase<Real>& scale) {
 
 template <typename Real>
 void CuMatrixBase<Real>::DivRowsVec(const CuVectorBase<Real>& div) {
+  internal::CuOpScope op_scope("CuMatrix::DivRowsVec");
   CheckVec("CuMatrix::DivRowsVec", *this, div, "div", num_rows_, "NumRows()");
   if (Empty()) return;
   if (BroadcastOnDevice(this, VecBroadcast::kDivRows, Real(1), div, Real(1))) return;
@@ -233,6 +248,7 @@ void CuMatrixBase<Real>::DivRowsVec(const CuVectorBase<Real>& div) {
 
 template <typename Real>
 void CuMatrixBase<Real>::AddVecToRows(Real alpha, const CuVectorBase<Real>& row, Real beta) {
+  internal::CuOpScope op_scope("CuMatrix::AddVecToRows");
   CheckVec("CuMatrix::AddVecToRows", *this, row, "row", num_cols_, "NumCols()");
   if (Empty()) return;
   if (BroadcastOnDevice(this, VecBroadcast::kAddToRows, alpha, row, beta)) return;
@@ -241,6 +257,7 @@ void CuMatrixBase<Real>::AddVecToRows(Real alpha, const CuVectorBase<Real>& row,
 
 template <typename Real>
 void CuMatrixBase<Real>::AddVecToCols(Real alpha, const CuVectorBase<Real>& col, Real beta) {
+  internal::CuOpScope op_scope("CuMatrix::AddVecToCols");
   CheckVec("CuMatrix::AddVecToCols", *this, col, "col", num_rows_, "NumRows()");
   if (Empty()) return;
   if (BroadcastOnDevice(this, VecBroadcast::kAddToCols, alpha, col, beta)) return;
@@ -249,6 +266,7 @@ void CuMatrixBase<Real>::AddVecToCols(Real alpha, const CuVectorBase<Real>& col,
 
 template <typename Real>
 void CuMatrixBase<Real>::MulRowsGroupMat(const CuMatrixBase<Real>& src) {
+  internal::CuOpScope op_scope("CuMatrix::MulRowsGroupMat");
   CUCTX_CHECK(src.NumRows() == num_rows_)
       << "CuMatrix::MulRowsGroupMat: src " << ShapeText(src) << " does not have the rows of *this "
       << ShapeText(*this);
@@ -271,6 +289,7 @@ void CuMatrixBase<Real>::MulRowsGroupMat(const CuMatrixBase<Real>& src) {
 template <typename Real>
 void CuMatrixBase<Real>::AddMatBlocks(Real alpha, const CuMatrixBase<Real>& A,
                                       MatrixTransposeType trans) {
+  internal::CuOpScope op_scope("CuMatrix::AddMatBlocks");
   const MatrixIndexT a_rows = trans == kNoTrans ? A.NumRows() : A.NumCols();
   const MatrixIndexT a_cols = trans == kNoTrans ? A.NumCols() : A.NumRows();
   const bool sum_blocks =
@@ -295,6 +314,7 @@ void CuMatrixBase<Real>::AddMatBlocks(Real alpha, const CuMatrixBase<Real>& A,
 template <typename Real>
 void CuMatrixBase<Real>::AddMatMatElements(Real alpha, const CuMatrixBase<Real>& A,
                                            const CuMatrixBase<Real>& B, Real beta) {
+  internal::CuOpScope op_scope("CuMatrix::AddMatMatElements");
   CheckSameShapeOrAlias("CuMatrix::AddMatMatElements", *this, A, "A");
   CheckSameShapeOrAlias("CuMatrix::AddMatMatElements", *this, B, "B");
   if (Empty()) return;
@@ -309,6 +329,7 @@ void CuMatrixBase<Real>::AddMatMatElements(Real alpha, const CuMatrixBase<Real>&
 template <typename Real>
 void CuMatrixBase<Real>::SetMatMatDivMat(const CuMatrixBase<Real>& A, const CuMatrixBase<Real>& B,
                                          const CuMatrixBase<Real>& C) {
+  internal::CuOpScope op_scope("CuMatrix::SetMatMatDivMat");
   CheckSameShapeOrAlias("CuMatrix::SetMatMatDivMat", *this, A, "A");
   CheckSameShapeOrAlias("CuMatrix::SetMatMatDivMat", *this, B, "B");
   CheckSameShapeOrAlias("CuMatrix::SetMatMatDivMat", *this, C, "C");
@@ -323,6 +344,7 @@ void CuMatrixBase<Real>::SetMatMatDivMat(const CuMatrixBase<Real>& A, const CuMa
 
 template <typename Real>
 void CuMatrixBase<Real>::AddToDiag(Real alpha) {
+  internal::CuOpScope op_scope("CuMatrix::AddToDiag");
   if (Empty()) return;
   if (internal::RunOnGpu([&](CuStream s) { LaunchAddToDiag(Dim(), alpha, data_, s); })) return;
   CpuView().AddToDiag(alpha);
@@ -333,6 +355,7 @@ void CuMatrixBase<Real>::AddToDiag(Real alpha) {
 
 template <typename Real>
 Real CuMatrixBase<Real>::Max() const {
+  internal::CuOpScope op_scope("CuMatrix::Max");
   internal::CheckNotCapturing("CuMatrixBase::Max");
   CUCTX_CHECK(!Empty()) << "CuMatrix::Max: empty matrix " << ShapeText(*this);
   Real result = 0;
@@ -344,6 +367,7 @@ Real CuMatrixBase<Real>::Max() const {
 
 template <typename Real>
 Real CuMatrixBase<Real>::Min() const {
+  internal::CuOpScope op_scope("CuMatrix::Min");
   internal::CheckNotCapturing("CuMatrixBase::Min");
   CUCTX_CHECK(!Empty()) << "CuMatrix::Min: empty matrix " << ShapeText(*this);
   Real result = 0;
@@ -355,6 +379,7 @@ Real CuMatrixBase<Real>::Min() const {
 
 template <typename Real>
 Real CuMatrixBase<Real>::Trace(bool check_square) const {
+  internal::CuOpScope op_scope("CuMatrix::Trace");
   internal::CheckNotCapturing("CuMatrixBase::Trace");
   CUCTX_CHECK(!check_square || num_rows_ == num_cols_)
       << "CuMatrix::Trace: matrix " << ShapeText(*this) << " is not square";
@@ -370,13 +395,13 @@ Real CuMatrixBase<Real>::Trace(bool check_square) const {
 template <typename Real>
 inline void DeviceReduceTo(MatrixDim dim, const Real* data, MatReduce op, Real* result,
                            CuStream stream) {
-  internal::ScopedStorage work(MatReduceWorkspaceBytes());
-  LaunchMatReduce(dim, data, op, Real(0), work.Data(), stream);
-  internal::CopyStorage2D(result, sizeof(Real), work.Data(), sizeof(Real), sizeof(Real), 1);
+  internal::ReduceOnDevice(
+      [&](void* work) { LaunchMatReduce(dim, data, op, Real(0), work, result, nullptr, stream); });
 }
 
 template <typename Real>
 void CuMatrixBase<Real>::Max(CuValue<Real> result) const {
+  internal::CuOpScope op_scope("CuMatrix::Max");
   CUCTX_CHECK(!Empty()) << "CuMatrix::Max: empty matrix " << ShapeText(*this);
   if (internal::RunOnGpu(
           [&](CuStream s) { DeviceReduceTo(Dim(), data_, MatReduce::kMax, result.Data(), s); }))
@@ -386,6 +411,7 @@ void CuMatrixBase<Real>::Max(CuValue<Real> result) const {
 
 template <typename Real>
 void CuMatrixBase<Real>::Min(CuValue<Real> result) const {
+  internal::CuOpScope op_scope("CuMatrix::Min");
   CUCTX_CHECK(!Empty()) << "CuMatrix::Min: empty matrix " << ShapeText(*this);
   if (internal::RunOnGpu(
           [&](CuStream s) { DeviceReduceTo(Dim(), data_, MatReduce::kMin, result.Data(), s); }))
@@ -395,20 +421,18 @@ void CuMatrixBase<Real>::Min(CuValue<Real> result) const {
 
 template <typename Real>
 void CuMatrixBase<Real>::Trace(CuValue<Real> result, bool check_square) const {
+  internal::CuOpScope op_scope("CuMatrix::Trace");
   CUCTX_CHECK(!check_square || num_rows_ == num_cols_)
       << "CuMatrix::Trace: matrix " << ShapeText(*this) << " is not square";
-  if (internal::RunOnGpu([&](CuStream s) {
-        if (Empty())
-          internal::ZeroStorage2D(result.Data(), sizeof(Real), sizeof(Real), 1);
-        else
-          DeviceReduceTo(Dim(), data_, MatReduce::kTrace, result.Data(), s);
-      }))
+  if (internal::RunOnGpu(
+          [&](CuStream s) { DeviceReduceTo(Dim(), data_, MatReduce::kTrace, result.Data(), s); }))
     return;
   *result.Data() = Empty() ? Real(0) : CpuView().Trace(check_square);
 }
 
 template <typename Real>
 bool CuMatrixBase<Real>::IsUnit(Real tol) const {
+  internal::CuOpScope op_scope("CuMatrix::IsUnit");
   internal::CheckNotCapturing("CuMatrixBase::IsUnit");
   if (Empty()) return true;
   Real off_unit = 0;

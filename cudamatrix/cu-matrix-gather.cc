@@ -8,6 +8,7 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
@@ -136,6 +137,7 @@ bool GatherColsOnDevice(const char* op, bool add, const CuMatrixBase<Real>& src,
 
 template <typename Real>
 void CuMatrixBase<Real>::CopyRowsFromVec(const CuVectorBase<Real>& v) {
+  internal::CuOpScope op_scope("CuMatrix::CopyRowsFromVec");
   const int64 size = static_cast<int64>(num_rows_) * num_cols_;
   CUCTX_CHECK(v.Dim() == size || v.Dim() == num_cols_)
       << "CuMatrix::CopyRowsFromVec: vector dimension " << v.Dim()
@@ -156,6 +158,7 @@ void CuMatrixBase<Real>::CopyRowsFromVec(const CuVectorBase<Real>& v) {
 
 template <typename Real>
 void CuMatrixBase<Real>::CopyRowsFromVec(const VectorBase<Real>& v) {
+  internal::CuOpScope op_scope("CuMatrix::CopyRowsFromVec(from host)");
   const int64 size = static_cast<int64>(num_rows_) * num_cols_;
   CUCTX_CHECK(v.Dim() == size || v.Dim() == num_cols_)
       << "CuMatrix::CopyRowsFromVec: vector dimension " << v.Dim()
@@ -176,6 +179,7 @@ void CuMatrixBase<Real>::CopyRowsFromVec(const VectorBase<Real>& v) {
 
 template <typename Real>
 void CuMatrixBase<Real>::CopyColsFromVec(const CuVectorBase<Real>& v) {
+  internal::CuOpScope op_scope("CuMatrix::CopyColsFromVec");
   const int64 size = static_cast<int64>(num_rows_) * num_cols_;
   CUCTX_CHECK(v.Dim() == size || v.Dim() == num_rows_)
       << "CuMatrix::CopyColsFromVec: vector dimension " << v.Dim()
@@ -195,6 +199,7 @@ void CuMatrixBase<Real>::CopyColsFromVec(const CuVectorBase<Real>& v) {
 
 template <typename Real>
 void CuMatrixBase<Real>::CopyColFromVec(const CuVectorBase<Real>& v, MatrixIndexT col) {
+  internal::CuOpScope op_scope("CuMatrix::CopyColFromVec");
   CUCTX_CHECK(col >= 0 && col < num_cols_)
       << "CuMatrix::CopyColFromVec: column " << col << " out of range for " << ShapeText(*this);
   CUCTX_CHECK(v.Dim() == num_rows_) << "CuMatrix::CopyColFromVec: v has dimension " << v.Dim()
@@ -214,6 +219,7 @@ void CuMatrixBase<Real>::CopyColFromVec(const CuVectorBase<Real>& v, MatrixIndex
 template <typename Real>
 void CuMatrixBase<Real>::CopyRows(const CuMatrixBase<Real>& src,
                                   const CuArrayBase<MatrixIndexT>& indexes) {
+  internal::CuOpScope op_scope("CuMatrix::CopyRows");
   CheckRowGather("CuMatrix::CopyRows", *this, src, indexes);
   if (Empty()) return;
   if (GatherRowsOnDevice("CuMatrix::CopyRows", RowGatherOp::kCopy, Real(0), src, indexes, this))
@@ -224,6 +230,7 @@ void CuMatrixBase<Real>::CopyRows(const CuMatrixBase<Real>& src,
 template <typename Real>
 void CuMatrixBase<Real>::AddRows(Real alpha, const CuMatrixBase<Real>& src,
                                  const CuArrayBase<MatrixIndexT>& indexes) {
+  internal::CuOpScope op_scope("CuMatrix::AddRows");
   CheckRowGather("CuMatrix::AddRows", *this, src, indexes);
   if (Empty()) return;
   if (GatherRowsOnDevice("CuMatrix::AddRows", RowGatherOp::kAdd, alpha, src, indexes, this)) return;
@@ -233,6 +240,7 @@ void CuMatrixBase<Real>::AddRows(Real alpha, const CuMatrixBase<Real>& src,
 template <typename Real>
 void CuMatrixBase<Real>::MulRows(const CuMatrixBase<Real>& src,
                                  const CuArrayBase<MatrixIndexT>& indexes) {
+  internal::CuOpScope op_scope("CuMatrix::MulRows");
   CheckRowGather("CuMatrix::MulRows", *this, src, indexes);
   if (Empty()) return;
   if (GatherRowsOnDevice("CuMatrix::MulRows", RowGatherOp::kMul, Real(1), src, indexes, this))
@@ -242,6 +250,7 @@ void CuMatrixBase<Real>::MulRows(const CuMatrixBase<Real>& src,
 
 template <typename Real>
 void CuMatrixBase<Real>::CopyRows(const CuArrayBase<const Real*>& src) {
+  internal::CuOpScope op_scope("CuMatrix::CopyRows");
   CheckCount("CuMatrix::CopyRows", "src", src.Dim(), num_rows_, "rows of *this");
   if (Empty()) return;
   if (internal::RunOnGpu([&](CuStream s) {
@@ -253,6 +262,7 @@ void CuMatrixBase<Real>::CopyRows(const CuArrayBase<const Real*>& src) {
 
 template <typename Real>
 void CuMatrixBase<Real>::AddRows(Real alpha, const CuArrayBase<const Real*>& src) {
+  internal::CuOpScope op_scope("CuMatrix::AddRows");
   CheckCount("CuMatrix::AddRows", "src", src.Dim(), num_rows_, "rows of *this");
   if (Empty()) return;
   if (internal::RunOnGpu([&](CuStream s) {
@@ -264,6 +274,7 @@ void CuMatrixBase<Real>::AddRows(Real alpha, const CuArrayBase<const Real*>& src
 
 template <typename Real>
 void CuMatrixBase<Real>::CopyToRows(const CuArrayBase<Real*>& dst) const {
+  internal::CuOpScope op_scope("CuMatrix::CopyToRows");
   CheckCount("CuMatrix::CopyToRows", "dst", dst.Dim(), num_rows_, "rows of *this");
   if (Empty()) return;
   if (internal::RunOnGpu(
@@ -274,6 +285,7 @@ void CuMatrixBase<Real>::CopyToRows(const CuArrayBase<Real*>& dst) const {
 
 template <typename Real>
 void CuMatrixBase<Real>::AddToRows(Real alpha, const CuArrayBase<Real*>& dst) const {
+  internal::CuOpScope op_scope("CuMatrix::AddToRows");
   CheckCount("CuMatrix::AddToRows", "dst", dst.Dim(), num_rows_, "rows of *this");
   if (Empty()) return;
   if (internal::RunOnGpu(
@@ -285,6 +297,7 @@ void CuMatrixBase<Real>::AddToRows(Real alpha, const CuArrayBase<Real*>& dst) co
 template <typename Real>
 void CuMatrixBase<Real>::AddToRows(Real alpha, const CuArrayBase<MatrixIndexT>& indexes,
                                    CuMatrixBase<Real>* dst) const {
+  internal::CuOpScope op_scope("CuMatrix::AddToRows");
   CUCTX_CHECK(dst != nullptr) << "CuMatrix::AddToRows: null destination";
   CUCTX_CHECK(dst->NumCols() == num_cols_)
       << "CuMatrix::AddToRows: dst " << ShapeText(*dst)
@@ -308,6 +321,7 @@ void CuMatrixBase<Real>::AddToRows(Real alpha, const CuArrayBase<MatrixIndexT>& 
 template <typename Real>
 void CuMatrixBase<Real>::CopyCols(const CuMatrixBase<Real>& src,
                                   const CuArrayBase<MatrixIndexT>& indexes) {
+  internal::CuOpScope op_scope("CuMatrix::CopyCols");
   CheckColGather("CuMatrix::CopyCols", *this, src, indexes.Dim());
   if (Empty()) return;
   if (GatherColsOnDevice("CuMatrix::CopyCols", false, src, indexes, this)) return;
@@ -317,6 +331,7 @@ void CuMatrixBase<Real>::CopyCols(const CuMatrixBase<Real>& src,
 template <typename Real>
 void CuMatrixBase<Real>::AddCols(const CuMatrixBase<Real>& src,
                                  const CuArrayBase<MatrixIndexT>& indexes) {
+  internal::CuOpScope op_scope("CuMatrix::AddCols");
   CheckColGather("CuMatrix::AddCols", *this, src, indexes.Dim());
   if (Empty()) return;
   if (GatherColsOnDevice("CuMatrix::AddCols", true, src, indexes, this)) return;
@@ -326,6 +341,7 @@ void CuMatrixBase<Real>::AddCols(const CuMatrixBase<Real>& src,
 template <typename Real>
 void CuMatrixBase<Real>::AddRowRanges(const CuMatrixBase<Real>& src,
                                       const CuArrayBase<Int32Pair>& indexes) {
+  internal::CuOpScope op_scope("CuMatrix::AddRowRanges");
   CUCTX_CHECK(src.NumCols() == num_cols_)
       << "CuMatrix::AddRowRanges: src " << ShapeText(src)
       << " has a different number of columns than *this " << ShapeText(*this);
@@ -345,6 +361,7 @@ void CuMatrixBase<Real>::AddRowRanges(const CuMatrixBase<Real>& src,
 template <typename Real>
 void CuMatrixBase<Real>::SumColumnRanges(const CuMatrixBase<Real>& src,
                                          const CuArrayBase<Int32Pair>& indexes) {
+  internal::CuOpScope op_scope("CuMatrix::SumColumnRanges");
   CheckColGather("CuMatrix::SumColumnRanges", *this, src, indexes.Dim());
   if (Empty()) return;
   if (internal::RunOnGpu([&](CuStream s) {
@@ -360,6 +377,7 @@ void CuMatrixBase<Real>::SumColumnRanges(const CuMatrixBase<Real>& src,
 
 template <typename Real>
 void CuMatrixBase<Real>::CopyLowerToUpper() {
+  internal::CuOpScope op_scope("CuMatrix::CopyLowerToUpper");
   CUCTX_CHECK(num_rows_ == num_cols_)
       << "CuMatrix::CopyLowerToUpper: matrix " << ShapeText(*this) << " is not square";
   if (num_rows_ <= 1) return;
@@ -369,6 +387,7 @@ void CuMatrixBase<Real>::CopyLowerToUpper() {
 
 template <typename Real>
 void CuMatrixBase<Real>::CopyUpperToLower() {
+  internal::CuOpScope op_scope("CuMatrix::CopyUpperToLower");
   CUCTX_CHECK(num_rows_ == num_cols_)
       << "CuMatrix::CopyUpperToLower: matrix " << ShapeText(*this) << " is not square";
   if (num_rows_ <= 1) return;
@@ -378,6 +397,7 @@ void CuMatrixBase<Real>::CopyUpperToLower() {
 
 template <typename Real>
 void CuMatrixBase<Real>::SetZeroAboveDiag() {
+  internal::CuOpScope op_scope("CuMatrix::SetZeroAboveDiag");
   if (num_rows_ == 0 || num_cols_ <= 1) return;
   if (internal::RunOnGpu([&](CuStream s) { LaunchSetZeroAboveDiag(Dim(), data_, s); })) return;
   CpuView().SetZeroAboveDiag();
@@ -387,6 +407,7 @@ void CuMatrixBase<Real>::SetZeroAboveDiag() {
 
 template <typename Real>
 void CuMatrixBase<Real>::Lookup(const std::vector<Int32Pair>& indexes, Real* output) const {
+  internal::CuOpScope op_scope("CuMatrix::Lookup");
   CheckPairs("CuMatrix::Lookup", indexes.data(), indexes.size(), num_rows_, num_cols_);
   if (indexes.empty()) return;
   CUCTX_CHECK(output != nullptr) << "CuMatrix::Lookup: null output for " << indexes.size()
@@ -403,6 +424,7 @@ void CuMatrixBase<Real>::Lookup(const std::vector<Int32Pair>& indexes, Real* out
 
 template <typename Real>
 void CuMatrixBase<Real>::Lookup(const CuArrayBase<Int32Pair>& indexes, Real* output) const {
+  internal::CuOpScope op_scope("CuMatrix::Lookup");
   if (indexes.Dim() == 0) return;
   CUCTX_CHECK(output != nullptr) << "CuMatrix::Lookup: null output for " << indexes.Dim()
                                  << " values";
@@ -416,6 +438,7 @@ void CuMatrixBase<Real>::Lookup(const CuArrayBase<Int32Pair>& indexes, Real* out
 
 template <typename Real>
 void CuMatrixBase<Real>::AddElements(Real alpha, const std::vector<MatrixElement<Real>>& input) {
+  internal::CuOpScope op_scope("CuMatrix::AddElements");
   std::vector<Int32Pair> pairs(input.size());
   for (size_t i = 0; i < input.size(); ++i) pairs[i] = Int32Pair{input[i].row, input[i].column};
   CheckPairs("CuMatrix::AddElements", pairs.data(), pairs.size(), num_rows_, num_cols_);
@@ -435,6 +458,7 @@ void CuMatrixBase<Real>::AddElements(Real alpha, const std::vector<MatrixElement
 template <typename Real>
 void CuMatrixBase<Real>::AddElements(Real alpha, const CuArrayBase<Int32Pair>& indexes,
                                      const Real* input) {
+  internal::CuOpScope op_scope("CuMatrix::AddElements");
   if (indexes.Dim() == 0) return;
   CUCTX_CHECK(input != nullptr) << "CuMatrix::AddElements: null input for " << indexes.Dim()
                                 << " elements";
@@ -449,6 +473,7 @@ void CuMatrixBase<Real>::AddElements(Real alpha, const CuArrayBase<Int32Pair>& i
 
 template <typename Real>
 void CuMatrixBase<Real>::AddToElements(Real alpha, const CuArrayBase<int32>& elements) {
+  internal::CuOpScope op_scope("CuMatrix::AddToElements");
   CheckCount("CuMatrix::AddToElements", "elements", elements.Dim(), num_rows_, "rows of *this");
   if (Empty()) return;
   if (internal::RunOnGpu([&](CuStream s) {
@@ -462,6 +487,7 @@ void CuMatrixBase<Real>::AddToElements(Real alpha, const CuArrayBase<int32>& ele
 template <typename Real>
 void CuMatrixBase<Real>::EqualElementMask(const CuMatrixBase<Real>& mat,
                                           CuMatrix<Real>* mask) const {
+  internal::CuOpScope op_scope("CuMatrix::EqualElementMask");
   CUCTX_CHECK(mat.NumRows() == num_rows_ && mat.NumCols() == num_cols_)
       << "CuMatrix::EqualElementMask: mat " << ShapeText(mat) << " does not match *this "
       << ShapeText(*this);

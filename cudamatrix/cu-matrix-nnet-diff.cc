@@ -6,6 +6,7 @@
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
@@ -66,6 +67,7 @@ static_assert(SameElementLayout<float>() && SameElementLayout<double>(),
 template <typename Real>
 void CuMatrixBase<Real>::DiffSoftmaxPerRow(const CuMatrixBase<Real>& value,
                                            const CuMatrixBase<Real>& diff) {
+  internal::CuOpScope op_scope("CuMatrix::DiffSoftmaxPerRow");
   CheckSameShapeOrAlias("CuMatrix::DiffSoftmaxPerRow", *this, value, "value");
   CheckSameShapeOrAlias("CuMatrix::DiffSoftmaxPerRow", *this, diff, "diff");
   if (Empty()) return;
@@ -80,6 +82,7 @@ void CuMatrixBase<Real>::DiffSoftmaxPerRow(const CuMatrixBase<Real>& value,
 template <typename Real>
 void CuMatrixBase<Real>::DiffLogSoftmaxPerRow(const CuMatrixBase<Real>& out_value,
                                               const CuMatrixBase<Real>& out_deriv) {
+  internal::CuOpScope op_scope("CuMatrix::DiffLogSoftmaxPerRow");
   CheckSameShapeOrAlias("CuMatrix::DiffLogSoftmaxPerRow", *this, out_value, "out_value");
   CheckSameShapeOrAlias("CuMatrix::DiffLogSoftmaxPerRow", *this, out_deriv, "out_deriv");
   if (Empty()) return;
@@ -93,6 +96,7 @@ void CuMatrixBase<Real>::DiffLogSoftmaxPerRow(const CuMatrixBase<Real>& out_valu
 
 template <typename Real>
 void CuMatrixBase<Real>::GroupPnorm(const CuMatrixBase<Real>& src, Real power) {
+  internal::CuOpScope op_scope("CuMatrix::GroupPnorm");
   [[maybe_unused]] const MatrixIndexT group =
       CheckGroups("CuMatrix::GroupPnorm", src, "src", *this, "*this");
   CUCTX_CHECK(power >= 0) << "CuMatrix::GroupPnorm: power = " << power << " must be >= 0";
@@ -109,6 +113,7 @@ template <typename Real>
 void CuMatrixBase<Real>::DiffGroupPnorm(const CuMatrixBase<Real>& in_value,
                                         const CuMatrixBase<Real>& out_value,
                                         const CuMatrixBase<Real>& out_deriv, Real power) {
+  internal::CuOpScope op_scope("CuMatrix::DiffGroupPnorm");
   const char* op = "CuMatrix::DiffGroupPnorm";
   CheckSameShapeOrAlias(op, *this, in_value, "in_value");
   [[maybe_unused]] const MatrixIndexT group =
@@ -131,6 +136,7 @@ void CuMatrixBase<Real>::DiffGroupPnorm(const CuMatrixBase<Real>& in_value,
 
 template <typename Real>
 void CuMatrixBase<Real>::GroupMax(const CuMatrixBase<Real>& src) {
+  internal::CuOpScope op_scope("CuMatrix::GroupMax");
   [[maybe_unused]] const MatrixIndexT group =
       CheckGroups("CuMatrix::GroupMax", src, "src", *this, "*this");
   CheckDisjoint("CuMatrix::GroupMax", *this, src, "src");
@@ -145,6 +151,7 @@ void CuMatrixBase<Real>::GroupMax(const CuMatrixBase<Real>& src) {
 template <typename Real>
 void CuMatrixBase<Real>::GroupMaxDeriv(const CuMatrixBase<Real>& input,
                                        const CuMatrixBase<Real>& output) {
+  internal::CuOpScope op_scope("CuMatrix::GroupMaxDeriv");
   CheckSameShapeOrAlias("CuMatrix::GroupMaxDeriv", *this, input, "input");
   [[maybe_unused]] const MatrixIndexT group =
       CheckGroups("CuMatrix::GroupMaxDeriv", *this, "*this", output, "output");
@@ -160,6 +167,7 @@ void CuMatrixBase<Real>::GroupMaxDeriv(const CuMatrixBase<Real>& input,
 
 template <typename Real>
 void CuMatrixBase<Real>::DiffXent(const CuArrayBase<int32>& tgt, CuVector<Real>* log_post_tgt) {
+  internal::CuOpScope op_scope("CuMatrix::DiffXent");
   CUCTX_CHECK(log_post_tgt != nullptr) << "CuMatrix::DiffXent: null log_post_tgt";
   CUCTX_CHECK(tgt.Dim() == num_rows_)
       << "CuMatrix::DiffXent: tgt has " << tgt.Dim() << " entries but *this is "
@@ -183,6 +191,7 @@ template <typename Real>
 void CuMatrixBase<Real>::CompObjfAndDeriv(const std::vector<MatrixElement<Real>>& elements,
                                           const CuMatrix<Real>& A, Real* tot_objf,
                                           Real* tot_weight) {
+  internal::CuOpScope op_scope("CuMatrix::CompObjfAndDeriv");
   const char* op = "CuMatrix::CompObjfAndDeriv";
   CUCTX_CHECK(tot_objf != nullptr && tot_weight != nullptr) << op << ": null output";
   CUCTX_CHECK(SameDim(*this, A)) << op << ": A " << ShapeText(A) << " does not match *this "
@@ -219,6 +228,7 @@ template <typename Real>
 void CuMatrixBase<Real>::ParametricRelu(const CuMatrixBase<Real>& src,
                                         const CuVectorBase<Real>& alpha,
                                         const CuVectorBase<Real>& beta) {
+  internal::CuOpScope op_scope("CuMatrix::ParametricRelu");
   CheckSameShapeOrAlias("CuMatrix::ParametricRelu", *this, src, "src");
   CheckReluParams("CuMatrix::ParametricRelu", *this, alpha, beta);
   if (Empty()) return;
@@ -235,6 +245,7 @@ void CuMatrixBase<Real>::DiffParametricRelu(const CuMatrixBase<Real>& value,
                                             const CuMatrixBase<Real>& diff,
                                             const CuVectorBase<Real>& alpha,
                                             const CuVectorBase<Real>& beta) {
+  internal::CuOpScope op_scope("CuMatrix::DiffParametricRelu");
   CheckSameShapeOrAlias("CuMatrix::DiffParametricRelu", *this, value, "value");
   CheckSameShapeOrAlias("CuMatrix::DiffParametricRelu", *this, diff, "diff");
   CheckReluParams("CuMatrix::DiffParametricRelu", *this, alpha, beta);

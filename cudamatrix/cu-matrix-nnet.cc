@@ -5,6 +5,7 @@
 #include "cudamatrix/cu-array.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
@@ -20,6 +21,7 @@ using internal::HostView;
 
 template <typename Real>
 void CuMatrixBase<Real>::Sigmoid(const CuMatrixBase<Real>& src) {
+  internal::CuOpScope op_scope("CuMatrix::Sigmoid");
   internal::CheckSameShapeOrAlias("CuMatrix::Sigmoid", *this, src, "src");
   if (Empty()) return;
   if (internal::RunOnGpu([&](CuStream s) {
@@ -31,6 +33,7 @@ void CuMatrixBase<Real>::Sigmoid(const CuMatrixBase<Real>& src) {
 
 template <typename Real>
 void CuMatrixBase<Real>::Tanh(const CuMatrixBase<Real>& src) {
+  internal::CuOpScope op_scope("CuMatrix::Tanh");
   internal::CheckSameShapeOrAlias("CuMatrix::Tanh", *this, src, "src");
   if (Empty()) return;
   if (internal::RunOnGpu([&](CuStream s) {
@@ -42,6 +45,7 @@ void CuMatrixBase<Real>::Tanh(const CuMatrixBase<Real>& src) {
 
 template <typename Real>
 void CuMatrixBase<Real>::SoftHinge(const CuMatrixBase<Real>& src) {
+  internal::CuOpScope op_scope("CuMatrix::SoftHinge");
   internal::CheckSameShapeOrAlias("CuMatrix::SoftHinge", *this, src, "src");
   if (Empty()) return;
   if (internal::RunOnGpu([&](CuStream s) {
@@ -54,6 +58,7 @@ void CuMatrixBase<Real>::SoftHinge(const CuMatrixBase<Real>& src) {
 template <typename Real>
 void CuMatrixBase<Real>::DiffSigmoid(const CuMatrixBase<Real>& value,
                                      const CuMatrixBase<Real>& diff) {
+  internal::CuOpScope op_scope("CuMatrix::DiffSigmoid");
   internal::CheckSameShapeOrAlias("CuMatrix::DiffSigmoid", *this, value, "value");
   internal::CheckSameShapeOrAlias("CuMatrix::DiffSigmoid", *this, diff, "diff");
   if (Empty()) return;
@@ -67,6 +72,7 @@ void CuMatrixBase<Real>::DiffSigmoid(const CuMatrixBase<Real>& value,
 
 template <typename Real>
 void CuMatrixBase<Real>::DiffTanh(const CuMatrixBase<Real>& value, const CuMatrixBase<Real>& diff) {
+  internal::CuOpScope op_scope("CuMatrix::DiffTanh");
   internal::CheckSameShapeOrAlias("CuMatrix::DiffTanh", *this, value, "value");
   internal::CheckSameShapeOrAlias("CuMatrix::DiffTanh", *this, diff, "diff");
   if (Empty()) return;
@@ -80,6 +86,7 @@ void CuMatrixBase<Real>::DiffTanh(const CuMatrixBase<Real>& value, const CuMatri
 
 template <typename Real>
 void CuMatrixBase<Real>::ApplyExp() {
+  internal::CuOpScope op_scope("CuMatrix::ApplyExp");
   if (Empty()) return;
   if (internal::RunOnGpu(
           [&](CuStream s) { LaunchNnetMap(Dim(), NnetMap::kExp, data_, stride_, data_, s); }))
@@ -89,6 +96,7 @@ void CuMatrixBase<Real>::ApplyExp() {
 
 template <typename Real>
 void CuMatrixBase<Real>::ApplyLog() {
+  internal::CuOpScope op_scope("CuMatrix::ApplyLog");
   if (Empty()) return;
   if (internal::RunOnGpu(
           [&](CuStream s) { LaunchNnetMap(Dim(), NnetMap::kLog, data_, stride_, data_, s); }))
@@ -98,6 +106,7 @@ void CuMatrixBase<Real>::ApplyLog() {
 
 template <typename Real>
 void CuMatrixBase<Real>::SoftMaxPerRow(const CuMatrixBase<Real>& src) {
+  internal::CuOpScope op_scope("CuMatrix::SoftMaxPerRow");
   internal::CheckSameShapeOrAlias("CuMatrix::SoftMaxPerRow", *this, src, "src");
   if (Empty()) return;
   if (internal::RunOnGpu(
@@ -108,6 +117,7 @@ void CuMatrixBase<Real>::SoftMaxPerRow(const CuMatrixBase<Real>& src) {
 
 template <typename Real>
 void CuMatrixBase<Real>::LogSoftMaxPerRow(const CuMatrixBase<Real>& src) {
+  internal::CuOpScope op_scope("CuMatrix::LogSoftMaxPerRow");
   internal::CheckSameShapeOrAlias("CuMatrix::LogSoftMaxPerRow", *this, src, "src");
   if (Empty()) return;
   if (internal::RunOnGpu(
@@ -128,6 +138,7 @@ void CuMatrixBase<Real>::ApplyLogSoftMaxPerRow() {
 
 template <typename Real>
 void CuMatrixBase<Real>::FindRowMaxId(CuArray<int32>* id) const {
+  internal::CuOpScope op_scope("CuMatrix::FindRowMaxId");
   CUCTX_CHECK(id != nullptr) << "CuMatrix::FindRowMaxId: null output";
   CUCTX_CHECK(num_rows_ == 0 || num_cols_ > 0)
       << "CuMatrix::FindRowMaxId: matrix " << num_rows_ << "x" << num_cols_ << " has no columns";

@@ -5,6 +5,7 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-packed-matrix.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/cu-sp-matrix.h"
 #include "cudamatrix/cu-tp-matrix.h"
 #include "cudamatrix/internal/cu-operand.h"
@@ -17,6 +18,7 @@
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/internal/cu-kernels.h"
+#include "cudamatrix/internal/cu-readback.h"
 #include "cudamatrix/internal/cu-solver-wrappers.h"
 
 #include <cuda_runtime.h>
@@ -37,7 +39,7 @@ constexpr cublasFillMode_t kRowMajorLower = CUBLAS_FILL_MODE_UPPER;
 
 // Factors the packed (lda = n) copy `a` in place with potrf and, with `invert`, replaces the
 // factor by the inverse with potri. Both infos land in one device buffer that is read back once
-// (this waits for the stream). Returns potrf's info (0, or k > 0 when the leading minor of order k
+// through the thread's read-back slot (this waits for the stream). Returns potrf's info (0, or k > 0 when the leading minor of order k
 // is not positive definite), else potri's (k > 0: the factor has a zero diagonal element).
 template <typename Real>
 int FactorOnDevice(Real* a, int n, bool invert) {
@@ -53,7 +55,7 @@ int FactorOnDevice(Real* a, int n, bool invert) {
   internal::ScopedStorage info(2 * sizeof(int));
   Real* d_work = static_cast<Real*>(work.Data());
   int* d_info = static_cast<int*>(info.Data());
-  CUCTX_CUDA_CHECK(cudaMemsetAsync(d_info, 0, 2 * sizeof(int), cudaStreamPerThread));
+  // potrf and potri always store their info, so the buffer needs no clearing.
   CUCTX_CUSOLVER_CHECK(internal::CusolverPotrf(h, kRowMajorLower, n, a, n, d_work, lwork, d_info));
   // potri runs even when potrf failed (its result is then discarded), so that one read-back
   // serves both calls.
@@ -61,7 +63,8 @@ int FactorOnDevice(Real* a, int n, bool invert) {
     CUCTX_CUSOLVER_CHECK(
         internal::CusolverPotri(h, kRowMajorLower, n, a, n, d_work, lwork, d_info + 1));
   int h_info[2] = {0, 0};
-  CopyDeviceToHost(h_info, d_info, sizeof(h_info));
+  internal::ThreadReadbackSlot().CopyToHost(h_info, d_info, (invert ? 2 : 1) * sizeof(int),
+                                            internal::ThreadStream());
   return h_info[0] != 0 ? h_info[0] : h_info[1];
 }
 
@@ -110,6 +113,7 @@ template void InvertLowerOnDevice(double*, MatrixIndexT, MatrixIndexT, int*);
 
 template <typename Real>
 void CuMatrixBase<Real>::Cholesky(CuMatrixBase<Real>* inv_cholesky) {
+  internal::CuOpScope op_scope("CuMatrix::Cholesky");
   CheckSquare("CuMatrix::Cholesky", num_rows_, num_cols_);
   if (inv_cholesky != nullptr) {
     CUCTX_CHECK(inv_cholesky->NumRows() == num_rows_ && inv_cholesky->NumCols() == num_cols_)
@@ -150,6 +154,7 @@ void CuMatrixBase<Real>::Cholesky(CuMatrixBase<Real>* inv_cholesky) {
 
 template <typename Real>
 void CuMatrixBase<Real>::SymInvertPosDef() {
+  internal::CuOpScope op_scope("CuMatrix::SymInvertPosDef");
   CheckSquare("CuMatrix::SymInvertPosDef", num_rows_, num_cols_);
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
@@ -187,12 +192,14 @@ void CheckUnpackTarget(const char* op, const CuMatrixBase<Real>& dst,
 
 template <typename Real>
 void CuMatrixBase<Real>::CopyFromSp(const CuSpMatrix<Real>& M) {
+  internal::CuOpScope op_scope("CuMatrix::CopyFromSp");
   CheckUnpackTarget("CuMatrix::CopyFromSp", *this, M);
   internal::UnpackTriangle(M.Data(), PackedLayout::kSymmetric, this);
 }
 
 template <typename Real>
 void CuMatrixBase<Real>::CopyFromTp(const CuTpMatrix<Real>& M, MatrixTransposeType trans) {
+  internal::CuOpScope op_scope("CuMatrix::CopyFromTp");
   CheckUnpackTarget("CuMatrix::CopyFromTp", *this, M);
   internal::UnpackTriangle(M.Data(),
                            trans == kNoTrans ? PackedLayout::kLower : PackedLayout::kUpper, this);

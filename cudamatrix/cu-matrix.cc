@@ -7,8 +7,10 @@
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-graph.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-readback.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 #include <algorithm>
@@ -24,11 +26,10 @@ namespace {
 // One reduction on `stream` and one read-back (which waits for the stream).
 template <typename Real>
 inline Real DeviceSum(MatrixDim dim, const Real* data, bool squares, CuStream stream) {
-  internal::ScopedStorage work(ReduceWorkspaceBytes());
-  LaunchSum(dim, data, squares, work.Data(), stream);
-  Real result = 0;
-  CopyDeviceToHost(&result, work.Data(), sizeof(Real));
-  return result;
+  const MatReduce op = squares ? MatReduce::kSumSquares : MatReduce::kSum;
+  return internal::ReduceToHost<Real>([&](void* work, Real* out, unsigned int* done) {
+    LaunchMatReduce(dim, data, op, Real(0), work, out, done, stream);
+  });
 }
 
 using internal::HostView;
@@ -118,6 +119,7 @@ template <typename Real>
 template <typename OtherReal>
 void CuMatrixBase<Real>::CopyFromMat(const CuMatrixBase<OtherReal>& src,
                                      MatrixTransposeType trans) {
+  internal::CuOpScope op_scope("CuMatrix::CopyFromMat");
   CheckCopyShape("CuMatrix::CopyFromMat", num_rows_, num_cols_, src.NumRows(), src.NumCols(),
                  trans);
   if (Empty()) return;
@@ -143,6 +145,7 @@ void CuMatrixBase<Real>::CopyFromMat(const CuMatrixBase<OtherReal>& src,
 template <typename Real>
 template <typename OtherReal>
 void CuMatrixBase<Real>::CopyFromMat(const MatrixBase<OtherReal>& src, MatrixTransposeType trans) {
+  internal::CuOpScope op_scope("CuMatrix::CopyFromMat(from host)");
   CheckCopyShape("CuMatrix::CopyFromMat", num_rows_, num_cols_, src.NumRows(), src.NumCols(),
                  trans);
   if (Empty()) return;
@@ -164,6 +167,7 @@ void CuMatrixBase<Real>::CopyFromMat(const MatrixBase<OtherReal>& src, MatrixTra
 template <typename Real>
 template <typename OtherReal>
 void CuMatrixBase<Real>::CopyToMat(MatrixBase<OtherReal>* dst, MatrixTransposeType trans) const {
+  internal::CuOpScope op_scope("CuMatrix::CopyToMat");
   internal::CheckNotCapturing("CuMatrixBase::CopyToMat");
   CheckCopyShape("CuMatrix::CopyToMat", dst->NumRows(), dst->NumCols(), num_rows_, num_cols_,
                  trans);
@@ -186,12 +190,14 @@ void CuMatrixBase<Real>::CopyToMat(MatrixBase<OtherReal>* dst, MatrixTransposeTy
 
 template <typename Real>
 void CuMatrixBase<Real>::SetZero() {
+  internal::CuOpScope op_scope("CuMatrix::SetZero");
   if (Empty()) return;
   internal::ZeroStorage2D(data_, stride_ * sizeof(Real), num_cols_ * sizeof(Real), num_rows_);
 }
 
 template <typename Real>
 void CuMatrixBase<Real>::Set(Real value) {
+  internal::CuOpScope op_scope("CuMatrix::Set");
   if (Empty()) return;
   if (internal::RunOnGpu([&](CuStream s) { LaunchSetMat(Dim(), value, data_, s); })) return;
   CpuView().Set(value);
@@ -199,6 +205,7 @@ void CuMatrixBase<Real>::Set(Real value) {
 
 template <typename Real>
 void CuMatrixBase<Real>::Add(Real value) {
+  internal::CuOpScope op_scope("CuMatrix::Add");
   if (Empty()) return;
   if (internal::RunOnGpu([&](CuStream s) { LaunchAddScalarMat(Dim(), value, data_, s); })) return;
   CpuView().Add(value);
@@ -206,6 +213,7 @@ void CuMatrixBase<Real>::Add(Real value) {
 
 template <typename Real>
 void CuMatrixBase<Real>::Scale(Real alpha) {
+  internal::CuOpScope op_scope("CuMatrix::Scale");
   if (Empty()) return;
   if (internal::RunOnGpu([&](CuStream s) { LaunchScaleMat(Dim(), alpha, data_, s); })) return;
   CpuView().Scale(alpha);
@@ -214,6 +222,7 @@ void CuMatrixBase<Real>::Scale(Real alpha) {
 template <typename Real>
 void CuMatrixBase<Real>::AddMat(Real alpha, const CuMatrixBase<Real>& A,
                                 MatrixTransposeType trans) {
+  internal::CuOpScope op_scope("CuMatrix::AddMat");
   CheckCopyShape("CuMatrix::AddMat", num_rows_, num_cols_, A.NumRows(), A.NumCols(), trans);
   CUCTX_CHECK(trans == kNoTrans || !Overlap(*this, A))
       << "CuMatrix::AddMat: transposed A " << ShapeText(A.NumRows(), A.NumCols())
@@ -232,6 +241,7 @@ void CuMatrixBase<Real>::AddMat(Real alpha, const CuMatrixBase<Real>& A,
 
 template <typename Real>
 void CuMatrixBase<Real>::MulElements(const CuMatrixBase<Real>& A) {
+  internal::CuOpScope op_scope("CuMatrix::MulElements");
   CheckCopyShape("CuMatrix::MulElements", num_rows_, num_cols_, A.NumRows(), A.NumCols(), kNoTrans);
   if (Empty()) return;
   if (internal::RunOnGpu(
@@ -242,6 +252,7 @@ void CuMatrixBase<Real>::MulElements(const CuMatrixBase<Real>& A) {
 
 template <typename Real>
 void CuMatrixBase<Real>::DivElements(const CuMatrixBase<Real>& A) {
+  internal::CuOpScope op_scope("CuMatrix::DivElements");
   CheckCopyShape("CuMatrix::DivElements", num_rows_, num_cols_, A.NumRows(), A.NumCols(), kNoTrans);
   if (Empty()) return;
   if (internal::RunOnGpu(
@@ -254,6 +265,7 @@ void CuMatrixBase<Real>::DivElements(const CuMatrixBase<Real>& A) {
 
 template <typename Real>
 Real CuMatrixBase<Real>::Sum() const {
+  internal::CuOpScope op_scope("CuMatrix::Sum");
   internal::CheckNotCapturing("CuMatrixBase::Sum");
   if (Empty()) return 0;
   Real sum = 0;
@@ -263,15 +275,11 @@ Real CuMatrixBase<Real>::Sum() const {
 
 template <typename Real>
 void CuMatrixBase<Real>::Sum(CuValue<Real> result) const {
+  internal::CuOpScope op_scope("CuMatrix::Sum");
   if (internal::RunOnGpu([&](CuStream s) {
-        if (Empty()) {
-          internal::ZeroStorage2D(result.Data(), sizeof(Real), sizeof(Real), 1);
-          return;
-        }
-        internal::ScopedStorage work(ReduceWorkspaceBytes());
-        LaunchSum(Dim(), data_, false, work.Data(), s);
-        internal::CopyStorage2D(result.Data(), sizeof(Real), work.Data(), sizeof(Real),
-                                sizeof(Real), 1);
+        internal::ReduceOnDevice([&](void* work) {
+          LaunchMatReduce(Dim(), data_, MatReduce::kSum, Real(0), work, result.Data(), nullptr, s);
+        });
       }))
     return;
   *result.Data() = Empty() ? Real(0) : CpuView().Sum();
@@ -279,6 +287,7 @@ void CuMatrixBase<Real>::Sum(CuValue<Real> result) const {
 
 template <typename Real>
 Real CuMatrixBase<Real>::FrobeniusNorm() const {
+  internal::CuOpScope op_scope("CuMatrix::FrobeniusNorm");
   internal::CheckNotCapturing("CuMatrixBase::FrobeniusNorm");
   if (Empty()) return 0;
   Real sum_sq = 0;
@@ -309,6 +318,7 @@ void CuMatrixBase<Real>::Write(std::ostream& os, bool binary) const {
 template <typename Real>
 void CuMatrix<Real>::Resize(MatrixIndexT rows, MatrixIndexT cols, MatrixResizeType resize_type,
                             MatrixStrideType stride_type) {
+  internal::CuOpScope op_scope("CuMatrix::Resize");
   CUCTX_CHECK(rows >= 0 && cols >= 0)
       << "CuMatrix::Resize: negative dimension " << ShapeText(rows, cols);
   if (rows == this->num_rows_ && cols == this->num_cols_ &&

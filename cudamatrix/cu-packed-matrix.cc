@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/cu-rand.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
@@ -29,6 +30,7 @@ size_t PackedIndex(MatrixIndexT r, MatrixIndexT c) {
 
 template <typename Real>
 void CuPackedMatrix<Real>::Resize(MatrixIndexT n, MatrixResizeType resize_type) {
+  internal::CuOpScope op_scope("CuPackedMatrix::Resize");
   CUCTX_CHECK(n >= 0 && n <= kMaxPackedRows)
       << "CuPackedMatrix::Resize: size " << n << " is outside [0, " << kMaxPackedRows << "]";
   if (n == num_rows_ && resize_type != kSetZero) return;
@@ -75,6 +77,7 @@ void CuPackedMatrix<Real>::Swap(PackedMatrix<Real>* other) {
 
 template <typename Real>
 void CuPackedMatrix<Real>::SetZero() {
+  internal::CuOpScope op_scope("CuPackedMatrix::SetZero");
   internal::ZeroStorage2D(data_, SizeInBytes(), SizeInBytes(), 1);
 }
 
@@ -119,6 +122,7 @@ Real CuPackedMatrix<Real>::Trace() const {
 
 template <typename Real>
 void CuPackedMatrix<Real>::DiagOp(PackedDiagOp op, Real alpha) {
+  internal::CuOpScope op_scope("CuPackedMatrix::DiagOp");
   if (num_rows_ == 0) return;
   if (internal::RunOnGpu(
           [&](CuStream s) { LaunchPackedDiag(num_rows_, op, alpha, data_, nullptr, s); }))
@@ -131,6 +135,7 @@ void CuPackedMatrix<Real>::DiagOp(PackedDiagOp op, Real alpha) {
 
 template <typename Real>
 void CuPackedMatrix<Real>::CopyFromPacked(const CuPackedMatrix<Real>& src) {
+  internal::CuOpScope op_scope("CuPackedMatrix::CopyFromPacked");
   CUCTX_CHECK(src.NumRows() == num_rows_) << "CuPackedMatrix::CopyFromPacked: source size "
                                           << src.NumRows() << " does not match " << num_rows_;
   internal::CopyStorage2D(data_, SizeInBytes(), src.Data(), SizeInBytes(), SizeInBytes(), 1);
@@ -138,6 +143,7 @@ void CuPackedMatrix<Real>::CopyFromPacked(const CuPackedMatrix<Real>& src) {
 
 template <typename Real>
 void CuPackedMatrix<Real>::CopyFromPacked(const PackedMatrix<Real>& src) {
+  internal::CuOpScope op_scope("CuPackedMatrix::CopyFromPacked(from host)");
   CUCTX_CHECK(src.NumRows() == num_rows_) << "CuPackedMatrix::CopyFromPacked: source size "
                                           << src.NumRows() << " does not match " << num_rows_;
   CopyHostToDevice(data_, src.Data(), SizeInBytes());
@@ -145,6 +151,7 @@ void CuPackedMatrix<Real>::CopyFromPacked(const PackedMatrix<Real>& src) {
 
 template <typename Real>
 void CuPackedMatrix<Real>::CopyToPacked(PackedMatrix<Real>* dst) const {
+  internal::CuOpScope op_scope("CuPackedMatrix::CopyToPacked");
   CUCTX_CHECK(dst->NumRows() == num_rows_) << "CuPackedMatrix::CopyToPacked: destination size "
                                            << dst->NumRows() << " does not match " << num_rows_;
   CopyDeviceToHost(dst->Data(), data_, SizeInBytes());
@@ -152,6 +159,7 @@ void CuPackedMatrix<Real>::CopyToPacked(PackedMatrix<Real>* dst) const {
 
 template <typename Real>
 Real CuPackedMatrix<Real>::ReadElement(size_t index) const {
+  internal::CuOpScope op_scope("CuPackedMatrix::ReadElement");
   Real value = 0;
   CopyDeviceToHost(&value, data_ + index, sizeof(Real));
   return value;
@@ -182,6 +190,7 @@ void CuPackedMatrix<Real>::Write(std::ostream& os, bool binary) const {
 
 template <typename Real>
 void CuVectorBase<Real>::CopyDiagFromPacked(const CuPackedMatrix<Real>& M) {
+  internal::CuOpScope op_scope("CuVector::CopyDiagFromPacked");
   CUCTX_CHECK(dim_ == M.NumRows()) << "CuVector::CopyDiagFromPacked: vector of dim " << dim_
                                    << " does not match packed matrix of size " << M.NumRows();
   if (dim_ == 0) return;

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-graph.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
@@ -61,6 +62,7 @@ void CuRand<Real>::SeedGpu() {
 
 template <typename Real>
 void CuRand<Real>::RandUniform(CuMatrixBase<Real>* tgt) {
+  internal::CuOpScope op_scope("CuRand::RandUniform");
   // cuRAND's generators allocate and keep host-side state: not capturable.
   internal::CheckNotCapturing("CuRand::RandUniform (SetRandn, SetRandUniform)");
   CUCTX_CHECK(tgt != nullptr) << "CuRand::RandUniform: null matrix";
@@ -81,6 +83,7 @@ void CuRand<Real>::RandUniform(CuMatrix<Real>* tgt) {
 
 template <typename Real>
 void CuRand<Real>::RandUniform(CuVectorBase<Real>* tgt) {
+  internal::CuOpScope op_scope("CuRand::RandUniform");
   // cuRAND's generators allocate and keep host-side state: not capturable.
   internal::CheckNotCapturing("CuRand::RandUniform (SetRandn, SetRandUniform)");
   CUCTX_CHECK(tgt != nullptr) << "CuRand::RandUniform: null vector";
@@ -96,6 +99,7 @@ void CuRand<Real>::RandUniform(CuVectorBase<Real>* tgt) {
 
 template <typename Real>
 void CuRand<Real>::RandGaussian(CuMatrixBase<Real>* tgt) {
+  internal::CuOpScope op_scope("CuRand::RandGaussian");
   // cuRAND's generators allocate and keep host-side state: not capturable.
   internal::CheckNotCapturing("CuRand::RandGaussian (SetRandn, SetRandUniform)");
   CUCTX_CHECK(tgt != nullptr) << "CuRand::RandGaussian: null matrix";
@@ -116,6 +120,7 @@ void CuRand<Real>::RandGaussian(CuMatrix<Real>* tgt) {
 
 template <typename Real>
 void CuRand<Real>::RandGaussian(CuVectorBase<Real>* tgt) {
+  internal::CuOpScope op_scope("CuRand::RandGaussian");
   // cuRAND's generators allocate and keep host-side state: not capturable.
   internal::CheckNotCapturing("CuRand::RandGaussian (SetRandn, SetRandUniform)");
   CUCTX_CHECK(tgt != nullptr) << "CuRand::RandGaussian: null vector";
@@ -131,6 +136,7 @@ void CuRand<Real>::RandGaussian(CuVectorBase<Real>* tgt) {
 
 template <typename Real>
 void CuRand<Real>::BinarizeProbs(const CuMatrix<Real>& probs, CuMatrix<Real>* states) {
+  internal::CuOpScope op_scope("CuRand::BinarizeProbs");
   CUCTX_CHECK(states != nullptr && states != &probs)
       << "CuRand::BinarizeProbs: states must be a matrix other than probs";
   states->Resize(probs.NumRows(), probs.NumCols(), kUndefined);

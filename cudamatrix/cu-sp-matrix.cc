@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
@@ -48,6 +49,7 @@ void CheckNotInPacked(const char* op, const CuMatrixBase<Real>& M,
 
 template <typename Real>
 void CuSpMatrix<Real>::CopyFromMat(const CuMatrixBase<Real>& M, SpCopyType copy_type) {
+  internal::CuOpScope op_scope("CuSpMatrix::CopyFromMat");
   CUCTX_CHECK(M.NumRows() == M.NumCols())
       << "CuSpMatrix::CopyFromMat: matrix " << ShapeText(M) << " is not square";
   CheckNotInPacked("CuSpMatrix::CopyFromMat", M, *this);
@@ -69,6 +71,7 @@ void CuSpMatrix<Real>::CopyFromMat(const CuMatrixBase<Real>& M, SpCopyType copy_
 
 template <typename Real>
 void CuSpMatrix<Real>::Invert() {
+  internal::CuOpScope op_scope("CuSpMatrix::Invert");
   const MatrixIndexT n = this->num_rows_;
   if (n == 0) return;
   CuMatrix<Real> full(n, n, kUndefined);
@@ -80,6 +83,7 @@ void CuSpMatrix<Real>::Invert() {
 template <typename Real>
 void CuSpMatrix<Real>::AddMat2(Real alpha, const CuMatrixBase<Real>& M, MatrixTransposeType transM,
                                Real beta) {
+  internal::CuOpScope op_scope("CuSpMatrix::AddMat2");
   const MatrixIndexT n = this->num_rows_;
   CUCTX_CHECK((transM == kNoTrans ? M.NumRows() : M.NumCols()) == n)
       << "CuSpMatrix::AddMat2: M " << ShapeText(M) << (transM == kNoTrans ? "" : " (kTrans)")
@@ -98,6 +102,7 @@ void CuSpMatrix<Real>::AddMat2(Real alpha, const CuMatrixBase<Real>& M, MatrixTr
 
 template <typename Real>
 void CuSpMatrix<Real>::AddVec2(Real alpha, const CuVectorBase<Real>& v) {
+  internal::CuOpScope op_scope("CuSpMatrix::AddVec2");
   const MatrixIndexT n = this->num_rows_;
   CUCTX_CHECK(v.Dim() == n) << "CuSpMatrix::AddVec2: vector of dim " << v.Dim()
                             << " does not match the " << n << "x" << n << " symmetric matrix";
@@ -135,6 +140,7 @@ Real TraceSpSp(const CuSpMatrix<Real>& A, const CuSpMatrix<Real>& B) {
 template <typename Real>
 void CuVectorBase<Real>::AddSpVec(Real alpha, const CuSpMatrix<Real>& M,
                                   const CuVectorBase<Real>& v, Real beta) {
+  internal::CuOpScope op_scope("CuVector::AddSpVec");
   CUCTX_CHECK(M.NumRows() == dim_ && v.Dim() == dim_)
       << "CuVector::AddSpVec: symmetric matrix " << M.NumRows() << "x" << M.NumRows()
       << " times vector of dim " << v.Dim() << " into vector of dim " << dim_;

@@ -9,6 +9,7 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
@@ -16,7 +17,9 @@
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
 
+#include <atomic>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -171,7 +174,61 @@ void SpMM(cusparseOperation_t op_s, Real alpha, const CuSparseMatrix<Real>& S,
   CUCTX_CUSPARSE_CHECK(cusparseSpMM(handle, op_s, op_b, &alpha, s.Get(), b.Get(), &beta, c.Get(),
                                     CudaType<Real>(), CUSPARSE_SPMM_ALG_DEFAULT, work.Data()));
 }
+
+// The GPU branch of CuMatrixBase::AddMatSmat (see internal::MatSmatPath): C (m x n) = beta * C +
+// alpha * A (m x k) op(B). cuSPARSE multiplies sparse on the left, so every path computes C^T =
+// op(B)^T A^T. A row-major matrix read as column-major with the same ld is its transpose, so A^T
+// and C^T are A and C described with CUSPARSE_ORDER_COL (k x m and n x m, ld = stride). op(B)^T
+// is B^T for kNoTrans and B itself for kTrans. The caller has made every operand non-empty and
+// B.NumElements() > 0.
+template <typename Real>
+void MatSmatOnGpu(Real alpha, const CuMatrixBase<Real>& A, const CuSparseMatrix<Real>& B,
+                  MatrixTransposeType transB, Real beta, CuMatrixBase<Real>* C) {
+  const internal::MatSmatPath path = internal::GetMatSmatPath();
+  if (path == internal::MatSmatPath::kTransposeOp) {
+    if (beta == 0) C->SetZero();  // cuSPARSE may read C even when beta == 0
+    SpMM(transB == kTrans ? CUSPARSE_OPERATION_NON_TRANSPOSE : CUSPARSE_OPERATION_TRANSPOSE, alpha,
+         B, A, beta, C, CUSPARSE_ORDER_COL);
+    return;
+  }
+  // S = op(B)^T as CSR, multiplied untransposed. While a graph is captured, kNoTrans takes
+  // cuSPARSE's transposed product instead (see the NOTE ON the transpose cache in
+  // cu-sparse-matrix.h).
+  const CuSparseMatrix<Real>* S = &B;
+  if (transB == kNoTrans) {
+    if (CuGraph::Capturing()) {
+      if (beta == 0) C->SetZero();
+      SpMM(CUSPARSE_OPERATION_TRANSPOSE, alpha, B, A, beta, C, CUSPARSE_ORDER_COL);
+      return;
+    }
+    S = &B.CachedTranspose();
+  }
+  if (path == internal::MatSmatPath::kColMajor) {
+    if (beta == 0) C->SetZero();
+    SpMM(CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, *S, A, beta, C, CUSPARSE_ORDER_COL);
+    return;
+  }
+  // kRowMajor: the same row-major SpMM as AddSmatMat, S (n x k) times A^T (k x m) into C^T
+  // (n x m), on transposed copies; then C = beta * C + (C^T)^T, the tiled transpose of the
+  // element-wise family (which also clears NaNs in C for beta == 0).
+  const MatrixIndexT m = A.NumRows(), k = A.NumCols(), n = C->NumCols();
+  CuMatrix<Real> a_t(k, m, kUndefined);
+  a_t.CopyFromMat(A, kTrans);
+  CuMatrix<Real> c_t(n, m, kSetZero);  // zeroed: cuSPARSE may read C even when beta == 0
+  SpMM(CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, *S, a_t, Real(0), &c_t, CUSPARSE_ORDER_ROW);
+  if (beta == 0)
+    C->CopyFromMat(c_t, kTrans);
+  else
+    LaunchAddMat(C->Dim(), Real(1), c_t.Data(), c_t.Stride(), true, beta, C->Data(),
+                 internal::ThreadStream());
+}
 #endif  // CUCTX_HAVE_CUDA
+
+// The path of CuMatrixBase::AddMatSmat on the GPU (internal::MatSmatPath), process-wide.
+std::atomic<int>& MatSmatPathSetting() {
+  static std::atomic<int> path{static_cast<int>(internal::MatSmatPath::kRowMajor)};
+  return path;
+}
 
 }  // namespace
 
@@ -186,6 +243,7 @@ void CuSparseMatrix<Real>::ShapeFromHost() {
 
 template <typename Real>
 void CuSparseMatrix<Real>::AllocateCsr(MatrixIndexT rows, MatrixIndexT cols, MatrixIndexT nnz) {
+  transpose_.reset();
   num_rows_ = rows;
   num_cols_ = rows > 0 ? cols : 0;
   nnz_ = nnz;
@@ -213,6 +271,7 @@ template <typename Real>
 void CuSparseMatrix<Real>::InitOneHot(const CuArray<int32>& indexes,
                                       const CuVectorBase<Real>* weights, int32 dim,
                                       MatrixTransposeType trans) {
+  internal::CuOpScope op_scope("CuSparseMatrix::InitOneHot");
   CUCTX_CHECK(dim >= 0) << "CuSparseMatrix: negative dimension " << dim;
   const int32 n = indexes.Dim();
   // The first entry at or above dim, for the error message (n when there is none).
@@ -273,6 +332,7 @@ void CuSparseMatrix<Real>::InitOneHot(const CuArray<int32>& indexes,
 template <typename Real>
 template <typename OtherReal>
 void CuSparseMatrix<Real>::CopyFromSmat(const SparseMatrix<OtherReal>& smat) {
+  internal::CuOpScope op_scope("CuSparseMatrix::CopyFromSmat(from host)");
   if (internal::RunOnGpu([&](CuStream) {
         const MatrixIndexT rows = smat.NumRows(), nnz = smat.NumElements();
         std::vector<int32> h_offsets(rows > 0 ? rows + 1 : 0), h_cols(nnz);
@@ -300,6 +360,7 @@ void CuSparseMatrix<Real>::CopyFromSmat(const SparseMatrix<OtherReal>& smat) {
 template <typename Real>
 void CuSparseMatrix<Real>::CopyFromSmat(const CuSparseMatrix<Real>& other,
                                         MatrixTransposeType trans) {
+  internal::CuOpScope op_scope("CuSparseMatrix::CopyFromSmat");
   if (&other == this && trans == kNoTrans) return;
 #if CUCTX_HAVE_CUDA
   if (internal::OnGpu()) {
@@ -312,6 +373,12 @@ void CuSparseMatrix<Real>::CopyFromSmat(const CuSparseMatrix<Real>& other,
       Swap(&out);
       return;
     }
+    // cusparseCsr2cscEx2 does not replay correctly from a CUDA graph (CUDA 13.0: its scatter
+    // kernel reads out of bounds at replay), so it is not captured.
+    if (CuGraph::Capturing())
+      CUCTX_ERR << "CuSparseMatrix::CopyFromSmat(kTrans): a sparse transpose cannot be captured "
+                   "in a CUDA graph (cusparseCsr2cscEx2 does not replay correctly); transpose "
+                   "before the capture";
     // The CSC form of a matrix is the CSR form of its transpose, the rows of each column in
     // increasing order.
     out.AllocateCsr(other.num_cols_, other.num_rows_, other.nnz_);
@@ -344,6 +411,7 @@ void CuSparseMatrix<Real>::CopyFromSmat(const CuSparseMatrix<Real>& other,
 template <typename Real>
 template <typename OtherReal>
 void CuSparseMatrix<Real>::CopyToSmat(SparseMatrix<OtherReal>* smat) const {
+  internal::CuOpScope op_scope("CuSparseMatrix::CopyToSmat");
   CUCTX_CHECK(smat != nullptr) << "CuSparseMatrix::CopyToSmat: null destination";
   if (internal::RunOnGpu([&](CuStream) {
         std::vector<int32> h_offsets, h_cols;
@@ -367,6 +435,7 @@ void CuSparseMatrix<Real>::CopyToSmat(SparseMatrix<OtherReal>* smat) const {
 template <typename Real>
 void CuSparseMatrix<Real>::SelectRows(const CuArray<int32>& row_indexes,
                                       const CuSparseMatrix<Real>& input) {
+  internal::CuOpScope op_scope("CuSparseMatrix::SelectRows");
   CUCTX_CHECK(&input != this) << "CuSparseMatrix::SelectRows: input must not be *this";
   const int32 n = row_indexes.Dim();
   int32 bad = n;
@@ -426,12 +495,27 @@ void CuSparseMatrix<Real>::Swap(CuSparseMatrix<Real>* other) {
   col_indexes_.Swap(&other->col_indexes_);
   values_.Swap(&other->values_);
   host_.Swap(&other->host_);
+  transpose_.swap(other->transpose_);
+}
+
+template <typename Real>
+const CuSparseMatrix<Real>& CuSparseMatrix<Real>::CachedTranspose() const {
+  if (CuGraph::Capturing())
+    CUCTX_ERR << "CuSparseMatrix::CachedTranspose: not available while this thread captures a "
+                 "CUDA graph (see the NOTE ON the transpose cache)";
+  if (transpose_ == nullptr) {
+    auto t = std::make_unique<CuSparseMatrix<Real>>();
+    t->CopyFromSmat(*this, kTrans);
+    transpose_ = std::move(t);
+  }
+  return *transpose_;
 }
 
 // ---- reductions, copies and I/O ----------------------------------------------------------------
 
 template <typename Real>
 Real CuSparseMatrix<Real>::Sum() const {
+  internal::CuOpScope op_scope("CuSparseMatrix::Sum");
   if (nnz_ == 0) return 0;
   if (internal::OnGpu()) return values_.Sum();
   return host_.Sum();
@@ -439,6 +523,7 @@ Real CuSparseMatrix<Real>::Sum() const {
 
 template <typename Real>
 Real CuSparseMatrix<Real>::FrobeniusNorm() const {
+  internal::CuOpScope op_scope("CuSparseMatrix::FrobeniusNorm");
   if (nnz_ == 0) return 0;
   if (internal::OnGpu()) return std::sqrt(VecVec(values_, values_));
   return host_.FrobeniusNorm();
@@ -447,6 +532,7 @@ Real CuSparseMatrix<Real>::FrobeniusNorm() const {
 template <typename Real>
 template <typename OtherReal>
 void CuSparseMatrix<Real>::CopyToMat(CuMatrixBase<OtherReal>* M, MatrixTransposeType trans) const {
+  internal::CuOpScope op_scope("CuSparseMatrix::CopyToMat");
   CUCTX_CHECK(M != nullptr) << "CuSparseMatrix::CopyToMat: null destination";
   CUCTX_CHECK(OpShapeIs(*this, trans, M->NumRows(), M->NumCols()))
       << "CuSparseMatrix::CopyToMat: " << SparseText(*this, trans)
@@ -486,6 +572,7 @@ void CuSparseMatrix<Real>::Read(std::istream& is, bool binary) {
 template <typename Real>
 void CuMatrixBase<Real>::AddSmat(Real alpha, const CuSparseMatrix<Real>& A,
                                  MatrixTransposeType trans) {
+  internal::CuOpScope op_scope("CuMatrix::AddSmat");
   CUCTX_CHECK(OpShapeIs(A, trans, num_rows_, num_cols_))
       << "CuMatrix::AddSmat: " << SparseText(A, trans) << " does not match *this "
       << ShapeText(*this);
@@ -508,6 +595,7 @@ template <typename Real>
 void CuMatrixBase<Real>::AddSmatMat(Real alpha, const CuSparseMatrix<Real>& A,
                                     MatrixTransposeType transA, const CuMatrixBase<Real>& B,
                                     Real beta) {
+  internal::CuOpScope op_scope("CuMatrix::AddSmatMat");
   CUCTX_CHECK(OpShapeIs(A, transA, num_rows_, B.NumRows()) && B.NumCols() == num_cols_)
       << "CuMatrix::AddSmatMat: shape mismatch: " << SparseText(A, transA) << " times B "
       << ShapeText(B) << " into " << ShapeText(*this);
@@ -543,6 +631,7 @@ template <typename Real>
 void CuMatrixBase<Real>::AddMatSmat(Real alpha, const CuMatrixBase<Real>& A,
                                     const CuSparseMatrix<Real>& B, MatrixTransposeType transB,
                                     Real beta) {
+  internal::CuOpScope op_scope("CuMatrix::AddMatSmat");
   CUCTX_CHECK(OpShapeIs(B, transB, A.NumCols(), num_cols_) && A.NumRows() == num_rows_)
       << "CuMatrix::AddMatSmat: shape mismatch: A " << ShapeText(A) << " times "
       << SparseText(B, transB) << " into " << ShapeText(*this);
@@ -555,13 +644,7 @@ void CuMatrixBase<Real>::AddMatSmat(Real alpha, const CuMatrixBase<Real>& A,
   }
 #if CUCTX_HAVE_CUDA
   if (internal::OnGpu()) {
-    if (beta == 0) SetZero();  // cuSPARSE may read C even when beta == 0
-    // cuSPARSE multiplies sparse on the left, so use C^T = op(B)^T A^T. A row-major matrix read
-    // as column-major with the same ld is its transpose, so A^T and C^T are A and this described
-    // with CUSPARSE_ORDER_COL (k x m and n x m, ld = stride). op(B)^T is B^T for kNoTrans
-    // (CUSPARSE_OPERATION_TRANSPOSE on the stored CSR) and B itself for kTrans.
-    SpMM(transB == kTrans ? CUSPARSE_OPERATION_NON_TRANSPOSE : CUSPARSE_OPERATION_TRANSPOSE, alpha,
-         B, A, beta, this, CUSPARSE_ORDER_COL);
+    MatSmatOnGpu(alpha, A, B, transB, beta, this);
     return;
   }
 #endif
@@ -576,9 +659,19 @@ void CuMatrixBase<Real>::AddMatSmat(Real alpha, const CuMatrixBase<Real>& A,
   });
 }
 
+namespace internal {
+void SetMatSmatPath(MatSmatPath path) {
+  MatSmatPathSetting().store(static_cast<int>(path), std::memory_order_relaxed);
+}
+MatSmatPath GetMatSmatPath() {
+  return static_cast<MatSmatPath>(MatSmatPathSetting().load(std::memory_order_relaxed));
+}
+}  // namespace internal
+
 template <typename Real>
 Real TraceMatSmat(const CuMatrixBase<Real>& A, const CuSparseMatrix<Real>& B,
                   MatrixTransposeType trans) {
+  internal::CuOpScope op_scope("TraceMatSmat");
   internal::CheckNotCapturing("TraceMatSmat");
   CUCTX_CHECK(OpShapeIs(B, trans, A.NumCols(), A.NumRows()))
       << "TraceMatSmat: A " << ShapeText(A) << " times " << SparseText(B, trans)

@@ -14,6 +14,7 @@
 #include "matrix/sparse-matrix.h"
 
 #include <istream>
+#include <memory>
 #include <ostream>
 
 namespace cuctx {
@@ -35,9 +36,23 @@ namespace cuctx {
 // need the number of stored elements to allocate) or return data (Sum, FrobeniusNorm,
 // CopyToSmat, Write) wait for the stream.
 //
-// Not thread-safe: one thread uses an object at a time. Copies (constructor, operator=,
-// CopyFromSmat) are deep; Swap exchanges contents. Misuse throws cuctx::Error naming the shapes or
-// the bad index, in both modes.
+// Not thread-safe: one thread uses an object at a time, const methods included (see the NOTE ON
+// the transpose cache). Copies (constructor, operator=, CopyFromSmat) are deep and do not copy
+// the cache; Swap exchanges contents, caches included. Misuse throws cuctx::Error naming the
+// shapes or the bad index, in both modes.
+//
+// NOTE ON the transpose cache: cuSPARSE multiplies a sparse matrix on the left only, and
+// CuMatrixBase::AddMatSmat (dense times sparse) is computed as the transposed product C^T =
+// op(B)^T A^T, which for transB == kNoTrans needs B^T as CSR. cuSPARSE can apply a transpose
+// itself, but that path is many times slower than the plain one, so the GPU mode keeps B^T
+// (cusparseCsr2cscEx2, deterministic) next to B: built by the first AddMatSmat that needs it,
+// reused by the next ones, and dropped by every change of this matrix (CopyFromSmat, operator=,
+// Read, SelectRows, the index-array constructors and both Swaps go through the two private
+// functions that drop it). It doubles the device memory of a matrix that is used that way. While
+// a CUDA graph is being captured the cache is neither used nor built, and AddMatSmat with kNoTrans
+// uses cuSPARSE's transposed product (slow, but it reads B's current values at every replay and
+// no cache that a later change of B would free); the transpose itself (cusparseCsr2cscEx2) is
+// not captured, as it does not replay correctly (CopyFromSmat with kTrans throws in a capture).
 template <typename Real>
 class CuSparseMatrix {
  public:
@@ -97,7 +112,8 @@ class CuSparseMatrix {
   template <typename OtherReal>
   void CopyFromSmat(const SparseMatrix<OtherReal>& smat);
   // this = other (kNoTrans) or other^T (kTrans); other may be this matrix. GPU: device copies,
-  // or cusparseCsr2cscEx2 for the transpose (deterministic); asynchronous.
+  // or cusparseCsr2cscEx2 for the transpose (deterministic; throws during a CUDA graph capture,
+  // see the NOTE ON the transpose cache); asynchronous.
   void CopyFromSmat(const CuSparseMatrix<Real>& other, MatrixTransposeType trans = kNoTrans);
 
   // this = the rows row_indexes[i] of input, in that order (each 0 <= row_indexes[i] <
@@ -124,6 +140,11 @@ class CuSparseMatrix {
   const Real* CsrValues() const { return values_.Data(); }
   // The host copy (CPU mode only).
   const SparseMatrix<Real>& HostMatrix() const { return host_; }
+  // This matrix's transpose (NumCols() x NumRows()), from the transpose cache: built on the first
+  // call after a change of this matrix (asynchronous, like CopyFromSmat with kTrans), then
+  // returned as it is. The reference stays valid until this matrix changes. Throws cuctx::Error
+  // while this thread captures a CUDA graph (see the NOTE above).
+  const CuSparseMatrix<Real>& CachedTranspose() const;
 
  private:
   // Builds the one-hot matrix (weights may be nullptr for all ones).
@@ -143,6 +164,9 @@ class CuSparseMatrix {
   CuVector<Real> values_;
   // CPU mode.
   SparseMatrix<Real> host_;
+  // GPU mode: this matrix's transpose once CachedTranspose() has built it; null until then and
+  // after every change (AllocateCsr resets it, Swap exchanges it).
+  mutable std::unique_ptr<CuSparseMatrix<Real>> transpose_;
 };
 
 // tr(A op(B)); op(B) must have A's transposed shape (kNoTrans: B is A.NumCols() x A.NumRows();
@@ -151,6 +175,28 @@ class CuSparseMatrix {
 template <typename Real>
 Real TraceMatSmat(const CuMatrixBase<Real>& A, const CuSparseMatrix<Real>& B,
                   MatrixTransposeType trans = kNoTrans);
+
+namespace internal {
+// How CuMatrixBase::AddMatSmat (C = beta C + alpha A op(B), B sparse) runs on the GPU. Every path
+// computes C^T = op(B)^T A^T with cusparseSpMM; S below is op(B)^T as CSR: B itself for kTrans,
+// the transpose cache for kNoTrans.
+//   kRowMajor (the default): A^T and then C^T are materialized as row-major temporaries, so the
+//     product is the same row-major SpMM as AddSmatMat's (S times A^T); then C = beta C + (C^T)^T
+//     with a tiled transpose. Costs 5 or 6 dense matrix passes and the two temporaries on top of
+//     the SpMM.
+//   kColMajor: S times A read as column-major (A^T, no copy), into C read as column-major; no
+//     temporaries, but cuSPARSE's column-major SpMM gathers A's elements one by one.
+//   kTransposeOp: B's own CSR with CUSPARSE_OPERATION_TRANSPOSE, column-major (no cache); also
+//     what kNoTrans uses inside a CUDA graph capture, whatever the setting.
+// Measured with bin/cu-matrix-bench on the H100 (n = 4096, 1% and 10% nonzero), as the speed of
+// AddSmatMat on the same shapes over AddMatSmat's: kRowMajor 0.78-0.81 at 1% and 0.99 at 10%,
+// kColMajor 0.14-0.27, kTransposeOp 0.05-0.11. Kept selectable so that the benchmark can compare
+// them; all give the same results up to rounding. Process-wide; set it while no other thread runs
+// AddMatSmat.
+enum class MatSmatPath : int { kRowMajor, kColMajor, kTransposeOp };
+void SetMatSmatPath(MatSmatPath path);
+MatSmatPath GetMatSmatPath();
+}  // namespace internal
 
 }  // namespace cuctx
 

@@ -5,15 +5,18 @@
 #include "base/error.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/cu-sp-matrix.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-readback.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 namespace cuctx {
 
 template <typename Real>
 void CuTpMatrix<Real>::CopyFromMat(const CuMatrixBase<Real>& M, MatrixTransposeType trans) {
+  internal::CuOpScope op_scope("CuTpMatrix::CopyFromMat");
   CUCTX_CHECK(M.NumRows() == M.NumCols())
       << "CuTpMatrix::CopyFromMat: matrix " << internal::ShapeText(M) << " is not square";
   CUCTX_CHECK(
@@ -27,6 +30,7 @@ void CuTpMatrix<Real>::CopyFromMat(const CuMatrixBase<Real>& M, MatrixTransposeT
 
 template <typename Real>
 void CuTpMatrix<Real>::Cholesky(const CuSpMatrix<Real>& orig) {
+  internal::CuOpScope op_scope("CuTpMatrix::Cholesky");
   const MatrixIndexT n = orig.NumRows();
   CuMatrix<Real> full(n, n, kUndefined);
   full.CopyFromSp(orig);
@@ -37,9 +41,10 @@ void CuTpMatrix<Real>::Cholesky(const CuSpMatrix<Real>& orig) {
 
 template <typename Real>
 void CuTpMatrix<Real>::Invert() {
+  internal::CuOpScope op_scope("CuTpMatrix::Invert");
   const MatrixIndexT n = this->num_rows_;
   if (n == 0) return;
-  if (internal::RunOnGpu([&](CuStream) {
+  if (internal::RunOnGpu([&](CuStream s) {
         CuMatrix<Real> full(n, n, kUndefined);
         full.CopyFromTp(*this);
         internal::ScopedStorage info(sizeof(int));
@@ -47,7 +52,8 @@ void CuTpMatrix<Real>::Invert() {
         internal::InvertLowerOnDevice(full.Data(), n, full.Stride(),
                                       static_cast<int*>(info.Data()));
         int h_info = 0;
-        CopyDeviceToHost(&h_info, info.Data(), sizeof(int));  // waits for trtri
+        internal::ThreadReadbackSlot().CopyToHost(&h_info, info.Data(), sizeof(int),
+                                                  s);  // after trtri
         if (h_info != 0)
           CUCTX_ERR << "CuTpMatrix::Invert: the " << n << "x" << n
                     << " triangular matrix is singular (diagonal element " << h_info - 1

@@ -5,9 +5,11 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-readback.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 #include <functional>
@@ -29,6 +31,7 @@ template <typename Real>
 void CuVectorBase<Real>::AddMatVec(Real alpha, const CuMatrixBase<Real>& M,
                                    MatrixTransposeType trans, const CuVectorBase<Real>& v,
                                    Real beta) {
+  internal::CuOpScope op_scope("CuVector::AddMatVec");
   const MatrixIndexT out_dim = trans == kNoTrans ? M.NumRows() : M.NumCols();
   const MatrixIndexT in_dim = trans == kNoTrans ? M.NumCols() : M.NumRows();
   CUCTX_CHECK(out_dim == dim_ && in_dim == v.Dim())
@@ -59,6 +62,7 @@ void CuVectorBase<Real>::AddMatVec(Real alpha, const CuMatrixBase<Real>& M,
 template <typename Real>
 void CuVectorBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& v,
                                    const CuVectorBase<Real>& r, Real beta) {
+  internal::CuOpScope op_scope("CuVector::AddVecVec");
   CUCTX_CHECK(v.Dim() == dim_ && r.Dim() == dim_)
       << "CuVector::AddVecVec: dimension mismatch: v " << v.Dim() << ", r " << r.Dim() << ", this "
       << dim_;
@@ -75,15 +79,18 @@ void CuVectorBase<Real>::AddVecVec(Real alpha, const CuVectorBase<Real>& v,
 
 template <typename Real>
 Real CuVectorBase<Real>::VecVecImpl(const CuVectorBase<Real>& a, const CuVectorBase<Real>& b) {
+  internal::CuOpScope op_scope("VecVec");
   internal::CheckNotCapturing("VecVec");
   CUCTX_CHECK(a.Dim() == b.Dim()) << "VecVec: dimension mismatch: " << a.Dim() << " vs " << b.Dim();
   if (a.Dim() == 0) return 0;
 #if CUCTX_HAVE_CUDA
   if (internal::OnGpu()) {
-    Real result = 0;  // a host result: cuBLAS waits for the stream before returning
-    CUCTX_CUBLAS_CHECK(internal::CublasDot(internal::ThreadCublasHandle(), a.Dim(), a.Data(), 1,
-                                           b.Data(), 1, &result));
-    return result;
+    // One fused pass into the thread's read-back slot (cuBLAS's dot with a host result costs a
+    // second kernel and a copy).
+    return internal::ReduceToHost<Real>([&](void* work, Real* out, unsigned int* done) {
+      LaunchDot(internal::VecDim(a.Dim()), a.Data(), b.Data(), a.Dim(), false, work, out, done,
+                internal::ThreadStream());
+    });
   }
 #endif
   return VecVec(HostView(a), HostView(b));

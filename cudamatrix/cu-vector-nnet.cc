@@ -7,9 +7,11 @@
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-matrixdim.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-readback.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 #include <functional>
@@ -19,21 +21,21 @@ namespace {
 
 using internal::VecDim;
 
+// One whole-vector reduction (sum, max or min) on `stream`, read back (which waits for it).
 template <typename Real>
-Real ReadBack(internal::ScopedStorage* s) {
-  Real result = 0;
-  CopyDeviceToHost(&result, s->Data(), sizeof(Real));  // waits for the stream
-  return result;
+inline Real DeviceReduce(MatReduce op, const Real* data, MatrixIndexT dim, CuStream stream) {
+  return internal::ReduceToHost<Real>([&](void* work, Real* out, unsigned int* done) {
+    LaunchMatReduce(VecDim(dim), data, op, Real(0), work, out, done, stream);
+  });
 }
 
-// Max or min (op) of data[0, dim) on `stream`, read back (which waits for the stream).
+// The same reduction with the result left on the device at `result`.
 template <typename Real>
-inline Real DeviceExtremum(RowReduceOp op, const Real* data, MatrixIndexT dim, CuStream stream) {
-  internal::ScopedStorage out(sizeof(Real));
-  // The reduction computes beta * out + alpha * max, so out must hold a finite value.
-  LaunchFill(out.Data(), 1, sizeof(Real), 0, stream);
-  LaunchRowReduce(VecDim(dim), data, op, Real(1), Real(0), static_cast<Real*>(out.Data()), stream);
-  return ReadBack<Real>(&out);
+inline void DeviceReduceTo(MatReduce op, const Real* data, MatrixIndexT dim, Real* result,
+                           CuStream stream) {
+  internal::ReduceOnDevice([&](void* work) {
+    LaunchMatReduce(VecDim(dim), data, op, Real(0), work, result, nullptr, stream);
+  });
 }
 
 using internal::HostView;
@@ -54,6 +56,7 @@ void CheckNoOverlap(const char* op, const Real* v, MatrixIndexT dim, const CuMat
 
 template <typename Real>
 void CuVectorBase<Real>::AddRowSumMat(Real alpha, const CuMatrixBase<Real>& M, Real beta) {
+  internal::CuOpScope op_scope("CuVector::AddRowSumMat");
   CUCTX_CHECK(dim_ == M.NumCols())
       << "CuVector::AddRowSumMat: vector of dim " << dim_ << " does not match matrix "
       << M.NumRows() << "x" << M.NumCols() << " (needs dim == NumCols())";
@@ -67,6 +70,7 @@ void CuVectorBase<Real>::AddRowSumMat(Real alpha, const CuMatrixBase<Real>& M, R
 
 template <typename Real>
 void CuVectorBase<Real>::AddColSumMat(Real alpha, const CuMatrixBase<Real>& M, Real beta) {
+  internal::CuOpScope op_scope("CuVector::AddColSumMat");
   CUCTX_CHECK(dim_ == M.NumRows())
       << "CuVector::AddColSumMat: vector of dim " << dim_ << " does not match matrix "
       << M.NumRows() << "x" << M.NumCols() << " (needs dim == NumRows())";
@@ -81,85 +85,71 @@ void CuVectorBase<Real>::AddColSumMat(Real alpha, const CuMatrixBase<Real>& M, R
 
 template <typename Real>
 Real CuVectorBase<Real>::Sum() const {
+  internal::CuOpScope op_scope("CuVector::Sum");
   internal::CheckNotCapturing("CuVectorBase::Sum");
   if (dim_ == 0) return 0;
   Real sum = 0;
-  if (internal::RunOnGpu([&](CuStream s) {
-        // The multi-block reduction of cu-kernels-reduce.cu; its result is at the workspace start.
-        internal::ScopedStorage work(ReduceWorkspaceBytes());
-        LaunchSum(VecDim(dim_), data_, false, work.Data(), s);
-        sum = ReadBack<Real>(&work);
-      }))
+  if (internal::RunOnGpu([&](CuStream s) { sum = DeviceReduce(MatReduce::kSum, data_, dim_, s); }))
     return sum;
   return CpuView().Sum();
 }
 
 template <typename Real>
 Real CuVectorBase<Real>::Max() const {
+  internal::CuOpScope op_scope("CuVector::Max");
   internal::CheckNotCapturing("CuVectorBase::Max");
   CUCTX_CHECK(dim_ > 0) << "CuVector::Max: empty vector";
   Real result = 0;
   if (internal::RunOnGpu(
-          [&](CuStream s) { result = DeviceExtremum(RowReduceOp::kMax, data_, dim_, s); }))
+          [&](CuStream s) { result = DeviceReduce(MatReduce::kMax, data_, dim_, s); }))
     return result;
   return CpuView().Max();
 }
 
 template <typename Real>
 Real CuVectorBase<Real>::Min() const {
+  internal::CuOpScope op_scope("CuVector::Min");
   internal::CheckNotCapturing("CuVectorBase::Min");
   CUCTX_CHECK(dim_ > 0) << "CuVector::Min: empty vector";
   Real result = 0;
   if (internal::RunOnGpu(
-          [&](CuStream s) { result = DeviceExtremum(RowReduceOp::kMin, data_, dim_, s); }))
+          [&](CuStream s) { result = DeviceReduce(MatReduce::kMin, data_, dim_, s); }))
     return result;
   return CpuView().Min();
 }
 
 template <typename Real>
 void CuVectorBase<Real>::Sum(CuValue<Real> result) const {
-  if (internal::RunOnGpu([&](CuStream s) {
-        if (dim_ == 0) {
-          internal::ZeroStorage2D(result.Data(), sizeof(Real), sizeof(Real), 1);
-          return;
-        }
-        internal::ScopedStorage work(ReduceWorkspaceBytes());
-        LaunchSum(VecDim(dim_), data_, false, work.Data(), s);
-        internal::CopyStorage2D(result.Data(), sizeof(Real), work.Data(), sizeof(Real),
-                                sizeof(Real), 1);
-      }))
+  internal::CuOpScope op_scope("CuVector::Sum");
+  if (internal::RunOnGpu(
+          [&](CuStream s) { DeviceReduceTo(MatReduce::kSum, data_, dim_, result.Data(), s); }))
     return;
   *result.Data() = dim_ == 0 ? Real(0) : CpuView().Sum();
 }
 
-// The device-result extrema: the row reduction writes straight into the result element.
-template <typename Real>
-inline void DeviceExtremumTo(RowReduceOp op, const Real* data, MatrixIndexT dim, Real* result,
-                             CuStream stream) {
-  LaunchFill(result, 1, sizeof(Real), 0, stream);  // beta * out must be finite
-  LaunchRowReduce(VecDim(dim), data, op, Real(1), Real(0), result, stream);
-}
-
 template <typename Real>
 void CuVectorBase<Real>::Max(CuValue<Real> result) const {
+  internal::CuOpScope op_scope("CuVector::Max");
   CUCTX_CHECK(dim_ > 0) << "CuVector::Max: empty vector";
   if (internal::RunOnGpu(
-          [&](CuStream s) { DeviceExtremumTo(RowReduceOp::kMax, data_, dim_, result.Data(), s); }))
+          [&](CuStream s) { DeviceReduceTo(MatReduce::kMax, data_, dim_, result.Data(), s); }))
     return;
   *result.Data() = CpuView().Max();
 }
 
 template <typename Real>
 void CuVectorBase<Real>::Min(CuValue<Real> result) const {
+  internal::CuOpScope op_scope("CuVector::Min");
   CUCTX_CHECK(dim_ > 0) << "CuVector::Min: empty vector";
   if (internal::RunOnGpu(
-          [&](CuStream s) { DeviceExtremumTo(RowReduceOp::kMin, data_, dim_, result.Data(), s); }))
+          [&](CuStream s) { DeviceReduceTo(MatReduce::kMin, data_, dim_, result.Data(), s); }))
     return;
   *result.Data() = CpuView().Min();
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ApplySoftMax() {
+  internal::CuOpScope op_scope("CuVector::ApplySoftMax");
   CUCTX_CHECK(dim_ > 0) << "CuVector::ApplySoftMax: empty vector";
   if (internal::RunOnGpu(
           [&](CuStream s) { LaunchSoftMaxRows(VecDim(dim_), data_, dim_, false, data_, s); }))
@@ -169,6 +159,7 @@ void CuVectorBase<Real>::ApplySoftMax() {
 
 template <typename Real>
 void CuVectorBase<Real>::ApplyLogSoftMax() {
+  internal::CuOpScope op_scope("CuVector::ApplyLogSoftMax");
   CUCTX_CHECK(dim_ > 0) << "CuVector::ApplyLogSoftMax: empty vector";
   if (internal::RunOnGpu(
           [&](CuStream s) { LaunchSoftMaxRows(VecDim(dim_), data_, dim_, true, data_, s); }))

@@ -7,9 +7,11 @@
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-matrixdim.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
+#include "cudamatrix/internal/cu-readback.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 #include <algorithm>
@@ -22,9 +24,10 @@ using internal::HostView;
 using internal::ShapeText;
 
 // The double a reduction launcher left at the start of its workspace; waits for the stream.
-double ReadBackDouble(internal::ScopedStorage* work) {
+inline double ReadBackDouble(internal::ScopedStorage* work) {
   double result = 0;
-  CopyDeviceToHost(&result, work->Data(), sizeof(double));
+  internal::ThreadReadbackSlot().CopyToHost(&result, work->Data(), sizeof(double),
+                                            internal::ThreadStream());
   return result;
 }
 
@@ -38,19 +41,21 @@ inline void DeviceClamp(Real bound, bool ceiling, Real* data, MatrixIndexT dim, 
                     stream);
     return;
   }
-  internal::ScopedStorage work(VectorReduceWorkspaceBytes());
-  LaunchClampCount(dim, bound, ceiling, data, work.Data(), stream);
-  *count = static_cast<MatrixIndexT>(ReadBackDouble(&work));
+  const double changed =
+      internal::ReduceToHost<double>([&](void* work, double* out, unsigned int* done) {
+        LaunchClampCount(dim, bound, ceiling, data, work, out, done, stream);
+      });
+  *count = static_cast<MatrixIndexT>(changed);
 }
 
 // this = beta * this + alpha * diag(op(M) op(N)) on the device, with the scratch the launcher
-// asks for (none unless the inner dimension is split across blocks).
+// asks for (none unless a long inner dimension is split across blocks).
 template <typename Real>
 inline void DeviceDiagProduct(Real alpha, const CuMatrixBase<Real>& M, bool m_trans,
                               const CuMatrixBase<Real>& N, bool n_trans, Real beta, Real* out,
                               MatrixIndexT dim, CuStream stream) {
   const MatrixIndexT inner = m_trans ? M.NumRows() : M.NumCols();
-  internal::ScopedStorage work(DiagMatMatWorkspaceBytes(dim, inner));
+  internal::ScopedStorage work(DiagMatMatWorkspaceBytes(dim, inner, m_trans, n_trans));
   LaunchAddDiagMatMat(dim, inner, alpha, M.Data(), M.Stride(), m_trans, N.Data(), N.Stride(),
                       n_trans, beta, out, work.Data(), stream);
 }
@@ -81,6 +86,9 @@ template <typename Real>
 void Clamp(Real bound, bool ceiling, Real* data, MatrixIndexT dim, MatrixIndexT* count) {
   if (count != nullptr) *count = 0;
   if (dim == 0) return;
+  if (count != nullptr)
+    internal::CheckNotCapturing(ceiling ? "CuVectorBase::ApplyCeiling with a count"
+                                        : "CuVectorBase::ApplyFloor with a count");
   if (internal::RunOnGpu([&](CuStream s) { DeviceClamp(bound, ceiling, data, dim, count, s); }))
     return;
   SubVector<Real> view(data, dim);
@@ -103,6 +111,7 @@ void CheckMatrixApart(const char* op, const CuVectorBase<Real>& v, const CuMatri
 
 template <typename Real>
 void CuVectorBase<Real>::CopyRowsFromMat(const CuMatrixBase<Real>& M) {
+  internal::CuOpScope op_scope("CuVector::CopyRowsFromMat");
   CUCTX_CHECK(static_cast<int64>(dim_) == static_cast<int64>(M.NumRows()) * M.NumCols())
       << "CuVector::CopyRowsFromMat: vector of dim " << dim_ << " does not match matrix "
       << ShapeText(M) << " (needs dim == rows * cols)";
@@ -119,6 +128,7 @@ void CuVectorBase<Real>::CopyRowsFromMat(const CuMatrixBase<Real>& M) {
 
 template <typename Real>
 void CuVectorBase<Real>::CopyRowsFromMat(const MatrixBase<Real>& M) {
+  internal::CuOpScope op_scope("CuVector::CopyRowsFromMat(from host)");
   CUCTX_CHECK(static_cast<int64>(dim_) == static_cast<int64>(M.NumRows()) * M.NumCols())
       << "CuVector::CopyRowsFromMat: vector of dim " << dim_ << " does not match matrix "
       << ShapeText(M.NumRows(), M.NumCols()) << " (needs dim == rows * cols)";
@@ -131,6 +141,7 @@ void CuVectorBase<Real>::CopyRowsFromMat(const MatrixBase<Real>& M) {
 template <typename Real>
 template <typename OtherReal>
 void CuVectorBase<Real>::CopyColFromMat(const CuMatrixBase<OtherReal>& M, MatrixIndexT col) {
+  internal::CuOpScope op_scope("CuVector::CopyColFromMat");
   CUCTX_CHECK(col >= 0 && col < M.NumCols())
       << "CuVector::CopyColFromMat: column " << col << " out of range for matrix " << ShapeText(M);
   CUCTX_CHECK(dim_ == M.NumRows())
@@ -146,6 +157,7 @@ void CuVectorBase<Real>::CopyColFromMat(const CuMatrixBase<OtherReal>& M, Matrix
 
 template <typename Real>
 void CuVectorBase<Real>::CopyDiagFromMat(const CuMatrixBase<Real>& M) {
+  internal::CuOpScope op_scope("CuVector::CopyDiagFromMat");
   CUCTX_CHECK(dim_ == std::min(M.NumRows(), M.NumCols()))
       << "CuVector::CopyDiagFromMat: vector of dim " << dim_ << " does not match matrix "
       << ShapeText(M) << " (needs dim == min(rows, cols))";
@@ -161,6 +173,7 @@ void CuVectorBase<Real>::CopyDiagFromMat(const CuMatrixBase<Real>& M) {
 template <typename Real>
 void CuVectorBase<Real>::AddDiagMat2(Real alpha, const CuMatrixBase<Real>& M,
                                      MatrixTransposeType trans, Real beta) {
+  internal::CuOpScope op_scope("CuVector::AddDiagMat2");
   const MatrixIndexT want = trans == kNoTrans ? M.NumRows() : M.NumCols();
   CUCTX_CHECK(dim_ == want) << "CuVector::AddDiagMat2: vector of dim " << dim_
                             << " does not match matrix " << ShapeText(M)
@@ -180,6 +193,7 @@ template <typename Real>
 void CuVectorBase<Real>::AddDiagMatMat(Real alpha, const CuMatrixBase<Real>& M,
                                        MatrixTransposeType transM, const CuMatrixBase<Real>& N,
                                        MatrixTransposeType transN, Real beta) {
+  internal::CuOpScope op_scope("CuVector::AddDiagMatMat");
   const bool mt = transM == kTrans, nt = transN == kTrans;
   const MatrixIndexT m_rows = mt ? M.NumCols() : M.NumRows(),
                      m_cols = mt ? M.NumRows() : M.NumCols();
@@ -210,6 +224,7 @@ void CuVectorBase<Real>::AddVec(Real alpha, const CuVectorBase<OtherReal>& v, Re
 
 template <typename Real>
 void CuVectorBase<Real>::DivElements(const CuVectorBase<Real>& v) {
+  internal::CuOpScope op_scope("CuVector::DivElements");
   CUCTX_CHECK(dim_ == v.Dim()) << "CuVector::DivElements: dimension mismatch: " << dim_ << " vs "
                                << v.Dim();
   CUCTX_CHECK(v.Data() == data_ || !internal::Overlap(v, *this))
@@ -223,46 +238,54 @@ void CuVectorBase<Real>::DivElements(const CuVectorBase<Real>& v) {
 
 template <typename Real>
 void CuVectorBase<Real>::InvertElements() {
+  internal::CuOpScope op_scope("CuVector::InvertElements");
   MapInPlace(VectorMap::kInvert, Real(0), Real(0), data_, dim_,
              [](VectorBase<Real>* h) { h->InvertElements(); });
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ApplyFloor(Real floor_val, MatrixIndexT* floored_count) {
+  internal::CuOpScope op_scope("CuVector::ApplyFloor");
   Clamp(floor_val, false, data_, dim_, floored_count);
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ApplyCeiling(Real ceiling_val, MatrixIndexT* ceiled_count) {
+  internal::CuOpScope op_scope("CuVector::ApplyCeiling");
   Clamp(ceiling_val, true, data_, dim_, ceiled_count);
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ApplyPow(Real power) {
+  internal::CuOpScope op_scope("CuVector::ApplyPow");
   MapInPlace(VectorMap::kPow, power, Real(0), data_, dim_,
              [power](VectorBase<Real>* h) { h->ApplyPow(power); });
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ApplyExp() {
+  internal::CuOpScope op_scope("CuVector::ApplyExp");
   MapInPlace(NnetMap::kExp, Real(0), Real(0), data_, dim_,
              [](VectorBase<Real>* h) { h->ApplyExp(); });
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ApplyLog() {
+  internal::CuOpScope op_scope("CuVector::ApplyLog");
   MapInPlace(NnetMap::kLog, Real(0), Real(0), data_, dim_,
              [](VectorBase<Real>* h) { h->ApplyLog(); });
 }
 
 template <typename Real>
 void CuVectorBase<Real>::ReplaceValue(Real orig, Real changed) {
+  internal::CuOpScope op_scope("CuVector::ReplaceValue");
   MapInPlace(VectorMap::kReplace, orig, changed, data_, dim_,
              [orig, changed](VectorBase<Real>* h) { h->ReplaceValue(orig, changed); });
 }
 
 template <typename Real>
 Real CuVectorBase<Real>::Norm(Real p) const {
+  internal::CuOpScope op_scope("CuVector::Norm");
   internal::CheckNotCapturing("CuVectorBase::Norm");
   CUCTX_CHECK(p >= 0) << "CuVector::Norm: p = " << p << " must be >= 0";
   if (dim_ == 0) return 0;

@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-array.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/cu-sp-matrix.h"
 #include "cudamatrix/cu-tp-matrix.h"
 #include "cudamatrix/cu-vector.h"
@@ -55,6 +56,7 @@ TpMatrix<Real> HostTp(const CuTpMatrix<Real>& M) {
 template <typename Real>
 void CuVectorBase<Real>::CopyElements(const CuMatrixBase<Real>& mat, MatrixTransposeType trans,
                                       const CuArrayBase<int32>& elements) {
+  internal::CuOpScope op_scope("CuVector::CopyElements");
   const char* op = "CuVector::CopyElements";
   const MatrixIndexT want = trans == kNoTrans ? mat.NumRows() : mat.NumCols();
   CUCTX_CHECK(dim_ == want) << op << ": vector of dim " << dim_ << " does not match mat "
@@ -82,6 +84,7 @@ void CuVectorBase<Real>::CopyElements(const CuMatrixBase<Real>& mat, MatrixTrans
 
 template <typename Real>
 void CuVectorBase<Real>::MulTp(const CuTpMatrix<Real>& M, MatrixTransposeType trans) {
+  internal::CuOpScope op_scope("CuVector::MulTp");
   CUCTX_CHECK(M.NumRows() == dim_) << "CuVector::MulTp: triangular matrix " << M.NumRows() << "x"
                                    << M.NumRows() << " does not match vector of dim " << dim_;
   if (dim_ == 0) return;
@@ -97,6 +100,7 @@ void CuVectorBase<Real>::MulTp(const CuTpMatrix<Real>& M, MatrixTransposeType tr
 template <typename Real>
 void CuVectorBase<Real>::AddTpVec(Real alpha, const CuTpMatrix<Real>& M, MatrixTransposeType trans,
                                   const CuVectorBase<Real>& v, Real beta) {
+  internal::CuOpScope op_scope("CuVector::AddTpVec");
   CUCTX_CHECK(M.NumRows() == dim_ && v.Dim() == dim_)
       << "CuVector::AddTpVec: triangular matrix " << M.NumRows() << "x" << M.NumRows()
       << " times vector of dim " << v.Dim() << " into vector of dim " << dim_;

@@ -7,6 +7,7 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrixdim.h"
+#include "cudamatrix/cu-profile.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
@@ -52,6 +53,7 @@ Real CuVectorBase<Real>::operator()(MatrixIndexT i) const {
 template <typename Real>
 template <typename OtherReal>
 void CuVectorBase<Real>::CopyFromVec(const CuVectorBase<OtherReal>& src) {
+  internal::CuOpScope op_scope("CuVector::CopyFromVec");
   CheckSameDim("CuVector::CopyFromVec", dim_, src.Dim());
   if (dim_ == 0) return;
   if (internal::RunOnGpu([&](CuStream s) {
@@ -68,6 +70,7 @@ void CuVectorBase<Real>::CopyFromVec(const CuVectorBase<OtherReal>& src) {
 template <typename Real>
 template <typename OtherReal>
 void CuVectorBase<Real>::CopyFromVec(const VectorBase<OtherReal>& src) {
+  internal::CuOpScope op_scope("CuVector::CopyFromVec(from host)");
   CheckSameDim("CuVector::CopyFromVec", dim_, src.Dim());
   if (dim_ == 0) return;
   if (std::is_same<Real, OtherReal>::value) {
@@ -85,6 +88,7 @@ void CuVectorBase<Real>::CopyFromVec(const VectorBase<OtherReal>& src) {
 template <typename Real>
 template <typename OtherReal>
 void CuVectorBase<Real>::CopyToVec(VectorBase<OtherReal>* dst) const {
+  internal::CuOpScope op_scope("CuVector::CopyToVec");
   internal::CheckNotCapturing("CuVectorBase::CopyToVec");
   CheckSameDim("CuVector::CopyToVec", dim_, dst->Dim());
   if (dim_ == 0) return;
@@ -102,12 +106,14 @@ void CuVectorBase<Real>::CopyToVec(VectorBase<OtherReal>* dst) const {
 
 template <typename Real>
 void CuVectorBase<Real>::SetZero() {
+  internal::CuOpScope op_scope("CuVector::SetZero");
   if (dim_ == 0) return;
   internal::ZeroStorage2D(data_, 0, dim_ * sizeof(Real), 1);
 }
 
 template <typename Real>
 void CuVectorBase<Real>::Set(Real value) {
+  internal::CuOpScope op_scope("CuVector::Set");
   if (dim_ == 0) return;
   if (internal::RunOnGpu([&](CuStream s) { LaunchSetMat(VecDim(dim_), value, data_, s); })) return;
   CpuView().Set(value);
@@ -115,6 +121,7 @@ void CuVectorBase<Real>::Set(Real value) {
 
 template <typename Real>
 void CuVectorBase<Real>::Add(Real value) {
+  internal::CuOpScope op_scope("CuVector::Add");
   if (dim_ == 0) return;
   if (internal::RunOnGpu([&](CuStream s) { LaunchAddScalarMat(VecDim(dim_), value, data_, s); }))
     return;
@@ -123,6 +130,7 @@ void CuVectorBase<Real>::Add(Real value) {
 
 template <typename Real>
 void CuVectorBase<Real>::Scale(Real alpha) {
+  internal::CuOpScope op_scope("CuVector::Scale");
   if (dim_ == 0) return;
   if (internal::RunOnGpu([&](CuStream s) { LaunchScaleMat(VecDim(dim_), alpha, data_, s); }))
     return;
@@ -131,6 +139,7 @@ void CuVectorBase<Real>::Scale(Real alpha) {
 
 template <typename Real>
 void CuVectorBase<Real>::AddVec(Real alpha, const CuVectorBase<Real>& v, Real beta) {
+  internal::CuOpScope op_scope("CuVector::AddVec");
   CheckSameDim("CuVector::AddVec", dim_, v.Dim());
   if (dim_ == 0) return;
   if (internal::RunOnGpu([&](CuStream s) {
@@ -148,6 +157,7 @@ void CuVectorBase<Real>::AddVec(Real alpha, const CuVectorBase<Real>& v, Real be
 
 template <typename Real>
 void CuVectorBase<Real>::MulElements(const CuVectorBase<Real>& v) {
+  internal::CuOpScope op_scope("CuVector::MulElements");
   CheckSameDim("CuVector::MulElements", dim_, v.Dim());
   if (dim_ == 0) return;
   if (internal::RunOnGpu(
@@ -165,6 +175,7 @@ void CuVectorBase<Real>::Write(std::ostream& os, bool binary) const {
 
 template <typename Real>
 void CuVector<Real>::Resize(MatrixIndexT dim, MatrixResizeType resize_type) {
+  internal::CuOpScope op_scope("CuVector::Resize");
   CUCTX_CHECK(dim >= 0) << "CuVector::Resize: negative dimension " << dim;
   if (dim == this->dim_) {
     if (resize_type == kSetZero) this->SetZero();

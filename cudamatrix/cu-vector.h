@@ -144,8 +144,9 @@ class CuVectorBase {
                    Real beta = 1.0);
   // this = beta * this + alpha * diag(op(M) op(N)): element i is the dot product of row i of
   // op(M) and column i of op(N). op(M) must be Dim() x K and op(N) K x Dim() (K may be 0). One
-  // pass over M and N (32 x 32 tiles through shared memory, so every read is coalesced for any
-  // transposition), without forming the product; sums in double. M may be N.
+  // pass over M and N in one kernel launch (every operand read along its contiguous direction,
+  // for any transposition), without forming the product; sums in double. M may be N. The old
+  // contents are always read (beta == 0 keeps NaNs), as on the CPU.
   void AddDiagMatMat(Real alpha, const CuMatrixBase<Real>& M, MatrixTransposeType transM,
                      const CuMatrixBase<Real>& N, MatrixTransposeType transN, Real beta = 1.0);
 

@@ -1,5 +1,6 @@
 # cudamatrix/module.mk: device runtime, caching allocator, pinned staging, Cu containers, kernels.
 cudamatrix_SRCS  := cu-check.cc cu-driver.cc cu-device.cc cu-graph.cc cu-alloc-scope.cc cu-gemm-check.cc cu-pinned.cc cu-copy.cc \
+                    cu-readback.cc \
                     pinned-matrix.cc cu-storage.cc cu-array.cc cu-vector.cc cu-matrix.cc
 # the caching allocator, one job per file (cudamatrix/internal/cu-allocator-impl.h lists them)
 cudamatrix_SRCS  += cu-allocator.cc cu-allocator-placement.cc cu-allocator-expandable.cc \
@@ -37,7 +38,7 @@ cudamatrix_TESTS += cu-matrix-functions-test.cc
 # vector family
 cudamatrix_SRCS  += cu-vector-ops.cc
 cudamatrix_CU    += cu-kernels-vector.cu
-cudamatrix_TESTS += cu-vector-ops-test.cc
+cudamatrix_TESTS += cu-vector-ops-test.cc cu-reduce-test.cc
 
 # random, packed and solver classes
 cudamatrix_SRCS  += cu-rand.cc cu-matrix-solve.cc cu-packed-matrix.cc cu-sp-matrix.cc cu-tp-matrix.cc
@@ -68,3 +69,6 @@ cudamatrix_TESTS += cu-graph-test.cc
 # planned scopes: serving a repeated iteration from its memory plan
 cudamatrix_SRCS  += cu-planned-scope.cc
 cudamatrix_TESTS += cu-planned-scope-test.cc
+# per-op profiling: CUDA events resolved later, NVTX ranges
+cudamatrix_SRCS  += cu-profile.cc
+cudamatrix_TESTS += cu-profile-test.cc

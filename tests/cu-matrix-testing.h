@@ -63,6 +63,74 @@ struct GuardedCuMatrix {
   CuSubMatrix<Real> view;
 };
 
+// Memory layouts that select different kernel paths (16-byte vector accesses need every row of
+// every operand to start 16-byte aligned):
+//   kPacked:        a whole CuMatrix (rows aligned);
+//   kAlignedView:   a view one row down and 4 columns right in a larger matrix (rows aligned,
+//                   stride != cols);
+//   kUnalignedView: a view one row down and one column right (no row aligned);
+//   kOddStride:     a kStrideEqualNumCols matrix with an odd stride (every other row unaligned;
+//                   one extra column when cols is even).
+enum class Layout { kPacked, kAlignedView, kUnalignedView, kOddStride };
+inline const char* LayoutName(Layout l) {
+  switch (l) {
+    case Layout::kPacked:
+      return "packed";
+    case Layout::kAlignedView:
+      return "aligned view";
+    case Layout::kUnalignedView:
+      return "unaligned view";
+    case Layout::kOddStride:
+      return "odd stride";
+  }
+  return "?";
+}
+constexpr Layout kAllLayouts[] = {Layout::kPacked, Layout::kAlignedView, Layout::kUnalignedView,
+                                  Layout::kOddStride};
+
+// A device matrix holding `init` in the given layout; `view` is the matrix under test and the
+// rest of `storage` holds zeros.
+template <typename Real>
+struct LayoutCuMatrix {
+  LayoutCuMatrix(const MatrixBase<Real>& init, Layout layout)
+      : top(layout == Layout::kAlignedView || layout == Layout::kUnalignedView ? 1 : 0),
+        left(layout == Layout::kAlignedView ? 4 : (layout == Layout::kUnalignedView ? 1 : 0)),
+        storage(init.NumRows() + top, StorageCols(init.NumCols(), layout), kSetZero,
+                layout == Layout::kOddStride ? kStrideEqualNumCols : kDefaultStride),
+        view(storage, top, init.NumRows(), left, init.NumCols()) {
+    view.CopyFromMat(init);
+  }
+  static MatrixIndexT StorageCols(MatrixIndexT cols, Layout l) {
+    switch (l) {
+      case Layout::kAlignedView:
+        return cols + 8;
+      case Layout::kUnalignedView:
+        return cols + 3;
+      case Layout::kOddStride:
+        return cols % 2 == 0 ? cols + 1 : cols;
+      default:
+        return cols;
+    }
+  }
+  // Whether the storage around the view still holds zeros (catches out-of-bounds writes).
+  ::testing::AssertionResult OutsideUnchanged() const {
+    Matrix<Real> now(storage.NumRows(), storage.NumCols(), kUndefined);
+    storage.CopyToMat(&now);
+    for (MatrixIndexT r = 0; r < now.NumRows(); ++r)
+      for (MatrixIndexT c = 0; c < now.NumCols(); ++c) {
+        const bool inside =
+            r >= top && r < top + view.NumRows() && c >= left && c < left + view.NumCols();
+        if (!inside && now(r, c) != 0)
+          return ::testing::AssertionFailure()
+                 << "element (" << r << ", " << c << ") outside the view is " << now(r, c);
+      }
+    return ::testing::AssertionSuccess();
+  }
+  MatrixIndexT top, left;
+  CuMatrix<Real> storage;
+  CuSubMatrix<Real> view;
+};
+
 }  // namespace test
 }  // namespace cuctx
 

@@ -12,6 +12,7 @@
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-pinned.h"
+#include "cudamatrix/internal/cu-readback.h"
 #include "tests/testing.h"
 
 #include <cstdio>
@@ -55,8 +56,9 @@ int main(int argc, char** argv) {
   }
   ::testing::UnitTest::GetInstance()->listeners().Append(new SeedPrinter);
   int status = RUN_ALL_TESTS();
-  // Give cached device and pinned memory back, so compute-sanitizer's leak check sees only real
+  // Give the main thread's reduction slot and the cached device and pinned memory back, so compute-sanitizer's leak check sees only real
   // leaks (the process-wide allocators are never destroyed).
+  cuctx::internal::ReleaseThreadReadbackSlots();
   if (cuctx::CuMemoryAllocator* allocator = cuctx::CuDevice::Instantiate().Allocator())
     allocator->ReleaseCachedMemory();
   cuctx::PinnedHostAllocator::ReleaseAllCaches();

@@ -2,7 +2,8 @@
 # tools/lint.sh: checks that need no compiler run of the whole tree:
 #   1. every header (public, internal/ and cutool/) compiles on its own with CUDA=0 flags;
 #   2. cudaMalloc/cudaFree (and cudaMallocAsync/cudaFreeAsync) appear only in the allocator and its
-#      upstreams (cu-allocator-cuda.cc, cu-allocator-async.cc), the driver's cuMem* (VMM) only in
+#      upstreams (cu-allocator-cuda.cc, cu-allocator-async.cc) and the per-thread reduction
+#      workspace (cu-readback.cc, which says why), the driver's cuMem* (VMM) only in
 #      cu-allocator-vmm.cc, cudaHostAlloc/cudaHostRegister only in cu-pinned.cc (benchmarks that
 #      time the raw calls as baselines are exempt, and say so).
 # Usage: tools/lint.sh   (exit 1 on any finding)
@@ -18,7 +19,7 @@ for h in base/*.h matrix/*.h cudamatrix/*.h cudamatrix/internal/*.h cutool/*.h u
   fi
 done
 raw_device=$(grep -nE '\bcuda(Malloc|Free|MallocPitch|MallocAsync|FreeAsync)\(' --include='*.cc' --include='*.cu' -r base matrix cudamatrix cutool bin |
-  grep -vE '^cudamatrix/cu-allocator(-cuda|-async)?\.cc:' | grep -vE '^bin/[a-z-]+-bench\.cc:')
+  grep -vE '^cudamatrix/cu-(allocator(-cuda|-async)?|readback)\.cc:' | grep -vE '^bin/[a-z-]+-bench\.cc:')
 raw_host=$(grep -nE '\bcuda(HostAlloc|FreeHost|HostRegister|HostUnregister|MallocHost)\(' --include='*.cc' --include='*.cu' -r base matrix cudamatrix cutool bin |
   grep -vE '^cudamatrix/cu-pinned\.cc:' | grep -vE '^bin/[a-z-]+-bench\.cc:')
 raw_vmm=$(grep -nE '\bcuMem[A-Z][A-Za-z]*\b' --include='*.cc' --include='*.cu' --include='*.h' -r base matrix cudamatrix cutool bin |

@@ -72,16 +72,40 @@ void LaunchDivElements(MatrixDim dst_dim, const double* src, int32_t src_stride,
 
 // ---- reduction family (cu-kernels-reduce.cu) ---------------------------------------------------
 
-// Bytes of device scratch a single-pass reduction needs (partials, result and a block counter).
+// Single-pass reductions of a whole matrix (a vector is one row) to one value. Each is one kernel
+// launch: blocks reduce grid-strided parts and publish their partials, the last block to finish
+// combines them in block order (deterministic for a given shape and alignment) and stores the
+// result at `out`, which is device memory or mapped pinned host memory (internal::ReadbackSlot);
+// then, when `done` is not null (a mapped pinned flag), makes the result visible to the host and
+// sets *done = 1, so the host can spin on the flag instead of waiting for the stream.
+// `d_work` is ReduceWorkspaceBytes() bytes of device memory whose block counter is zero on entry
+// (LaunchZeroReduceWorkspace once after allocating it); every launch leaves it zero again, so one
+// workspace serves any number of consecutive launches on one stream. Accumulates in Real
+// (ClampCount in double); 16-byte loads where the data is one aligned run. An empty matrix stores
+// the identity (0 for the sums).
 size_t ReduceWorkspaceBytes();
-// Sum of the elements of `data` (of their squares when `squares`), in one kernel launch. The
-// result is left in the first sizeof(Real) bytes of d_work (ReduceWorkspaceBytes() bytes of device
-// memory, aligned to 256). Accumulates in Real: per thread sequentially over a grid-strided
-// subset (16-byte vector loads when the data is contiguous and aligned), then a tree over the
-// block, then the last block adds the (at most 1024) block partials in a fixed order, so the
-// result is deterministic for a given shape and alignment.
-void LaunchSum(MatrixDim dim, const float* data, bool squares, void* d_work, CuStream stream);
-void LaunchSum(MatrixDim dim, const double* data, bool squares, void* d_work, CuStream stream);
+void LaunchZeroReduceWorkspace(void* d_work, CuStream stream);
+// kMax / kMin skip NaN elements but return data(0, 0) when it is NaN (as the CPU's, which start
+// from that element); kTrace sums the diagonal; kOffUnit is 1 if some element differs from the
+// identity's by more than `tol` (|x - [r == c]| > tol), else 0.
+enum class MatReduce : int32_t { kSum, kSumSquares, kMax, kMin, kTrace, kOffUnit };
+void LaunchMatReduce(MatrixDim dim, const float* data, MatReduce op, float tol, void* d_work,
+                     float* out, unsigned int* done, CuStream stream);
+void LaunchMatReduce(MatrixDim dim, const double* data, MatReduce op, double tol, void* d_work,
+                     double* out, unsigned int* done, CuStream stream);
+// Sum over (r, c) < dim of a(r, c) * b(r, c) (b_trans false: b has a's shape, row stride
+// b_stride) or of a(r, c) * b(c, r) (b_trans true: b is dim.cols x dim.rows), a's stride being
+// dim.stride: tr(A B^T), tr(A B) and, for one row, a dot product.
+void LaunchDot(MatrixDim dim, const float* a, const float* b, int32_t b_stride, bool b_trans,
+               void* d_work, float* out, unsigned int* done, CuStream stream);
+void LaunchDot(MatrixDim dim, const double* a, const double* b, int32_t b_stride, bool b_trans,
+               void* d_work, double* out, unsigned int* done, CuStream stream);
+// x = max(x, bound) (ceiling false) or min(x, bound) on data[0, dim), storing the number of
+// changed elements (a double) at `out`.
+void LaunchClampCount(int32_t dim, float bound, bool ceiling, float* data, void* d_work,
+                      double* out, unsigned int* done, CuStream stream);
+void LaunchClampCount(int32_t dim, double bound, bool ceiling, double* data, void* d_work,
+                      double* out, unsigned int* done, CuStream stream);
 
 // ---- BLAS family (cu-kernels-blas.cu) ----------------------------------------------------------
 
@@ -146,8 +170,10 @@ void LaunchFindRowMaxId(MatrixDim dim, const double* data, int32_t* d_id, CuStre
 // -- back-propagation and group ops (cu-kernels-nnet-diff.cu)
 // Row-wise back-propagation through a softmax (log_softmax false: dst = value .* (diff - rowsum(
 // value .* diff))) or a log-softmax (dst = diff - exp(value) .* rowsum(diff)); value is the
-// forward output. One warp per row for rows of at most 128 columns, else one 256-thread block;
-// every read of a row precedes the row's reduction barrier, so dst may equal value or diff.
+// forward output. One pass over the inputs for rows that fit in registers (up to 8192 floats or
+// 4096 doubles, 16-byte accesses when every operand's rows are 16-byte aligned; 4096 of either
+// otherwise), a warp per row for short rows, else a 256-thread block; longer rows take two passes.
+// Every read of a row precedes the row's reduction barrier, so dst may equal value or diff.
 void LaunchDiffSoftmaxRows(MatrixDim dst_dim, const float* value, int32_t value_stride,
                            const float* diff, int32_t diff_stride, bool log_softmax, float* dst,
                            CuStream stream);
@@ -400,20 +426,6 @@ void LaunchSetMatMatDivMat(MatrixDim dst_dim, const double* a, int32_t a_stride,
 // data(i, i) += alpha for i < min(dim.rows, dim.cols).
 void LaunchAddToDiag(MatrixDim dim, float alpha, float* data, CuStream stream);
 void LaunchAddToDiag(MatrixDim dim, double alpha, double* data, CuStream stream);
-// Whole-matrix reductions: kMax / kMin skip NaN elements but return data(0, 0) when it is NaN;
-// kTrace sums the diagonal; kOffUnit is 1 if some element differs from the identity's by more
-// than `tol` (|x - [r == c]| > tol), else 0.
-enum class MatReduce : int32_t { kMax, kMin, kTrace, kOffUnit };
-// Bytes of device scratch LaunchMatReduce needs (result, block partials and a block counter).
-size_t MatReduceWorkspaceBytes();
-// One launch (plus a 4-byte memset of the counter): every block reduces a grid-strided part of a
-// non-empty matrix, the last block to finish combines the partials in block order
-// (deterministic for a shape), and the result is left in the first sizeof(Real) bytes of d_work
-// (MatReduceWorkspaceBytes() bytes of device memory, 256-byte aligned). Accumulates in Real.
-void LaunchMatReduce(MatrixDim dim, const float* data, MatReduce op, float tol, void* d_work,
-                     CuStream stream);
-void LaunchMatReduce(MatrixDim dim, const double* data, MatReduce op, double tol, void* d_work,
-                     CuStream stream);
 // ---- end of element-wise function family --------------------------------------------------------
 
 // ---- vector family (cu-kernels-vector.cu) -------------------------------------------------------
@@ -439,7 +451,7 @@ enum class VectorMap : int32_t {
 void LaunchVectorMap(int32_t dim, VectorMap map, float a, float b, float* data, CuStream stream);
 void LaunchVectorMap(int32_t dim, VectorMap map, double a, double b, double* data, CuStream stream);
 
-// Bytes of device scratch LaunchVectorNorm and LaunchClampCount need (block partials and the
+// Bytes of device scratch LaunchVectorNorm needs (block partials and the
 // result).
 size_t VectorReduceWorkspaceBytes();
 // The p-norm of data[0, dim) (as Vector::Norm: p == 0 counts nonzeros, p == inf is max |x|),
@@ -448,21 +460,23 @@ size_t VectorReduceWorkspaceBytes();
 // grid-strided subset, then one block combining them in block order (deterministic).
 void LaunchVectorNorm(int32_t dim, const float* data, double p, void* d_work, CuStream stream);
 void LaunchVectorNorm(int32_t dim, const double* data, double p, void* d_work, CuStream stream);
-// x = max(x, bound) (ceiling false) or min(x, bound) on data[0, dim), leaving the number of
-// changed elements as a double in the first 8 bytes of d_work, as LaunchVectorNorm.
-void LaunchClampCount(int32_t dim, float bound, bool ceiling, float* data, void* d_work,
-                      CuStream stream);
-void LaunchClampCount(int32_t dim, double bound, bool ceiling, double* data, void* d_work,
-                      CuStream stream);
-
-// Bytes of device scratch LaunchAddDiagMatMat needs for these sizes (0 when it needs none).
-size_t DiagMatMatWorkspaceBytes(int32_t dim, int32_t inner);
+// Bytes of device scratch LaunchAddDiagMatMat needs for these sizes and transpositions (0 when it
+// needs none, which is the case up to at least 1024 x 1024 for every transposition).
+size_t DiagMatMatWorkspaceBytes(int32_t dim, int32_t inner, bool m_trans, bool n_trans);
 // out[i] = beta * out[i] + alpha * sum_k op(m)(i, k) op(n)(k, i) for i < dim, k < inner; op(m)
 // is dim x inner (m is inner x dim with m_trans), op(n) inner x dim. m may equal n; neither may
-// overlap out. Blocks of 32 x 8 threads own 32 consecutive i and a range of k; tiles of both
-// operands go through shared memory in their coalesced direction and products are summed in
-// double. When inner is long next to dim, k is split over blockIdx.y and a second kernel adds the
-// splits' partials (in d_work, DiagMatMatWorkspaceBytes bytes) in a fixed order.
+// overlap out. beta == 0 still reads out (a NaN there stays), as the CPU path does. One kernel
+// launch, asynchronous on `stream`; the kernel is chosen by the layouts so that every operand is
+// read along its contiguous direction: op(m) rows and op(n) columns both contiguous (diag(M N^T),
+// AddDiagMat2 kNoTrans): a few threads of a warp per i; both strided (diag(M^T N), AddDiagMat2
+// kTrans): threads across i, k spread over the block; mixed: tiles through shared memory.
+// 16-byte loads where every row of both operands is 16-byte aligned. Products are summed in
+// double, in an order fixed by (dim, inner, transpositions), so results are deterministic. When
+// the plan splits long inner dimensions across blocks (few outputs of long sums), the blocks
+// leave their partial sums in d_work (DiagMatMatWorkspaceBytes bytes, uninitialized: the launcher
+// zeroes the block counters in it with one cudaMemsetAsync first) and the last block of each
+// group of outputs adds them in a fixed order within the same launch; the counters are zero
+// again afterwards. d_work is unused (may be null) when the size is 0.
 void LaunchAddDiagMatMat(int32_t dim, int32_t inner, float alpha, const float* m, int32_t m_stride,
                          bool m_trans, const float* n, int32_t n_stride, bool n_trans, float beta,
                          float* out, void* d_work, CuStream stream);

@@ -1018,7 +1018,7 @@ TYPED_TEST(CuGraphErrorTest, OpsThatWaitOrCopyToHostThrowNamingThemselves) {
       {"CopyHostToDevice", [&] { m.CopyFromMat(host); }},
       {"CopyHostToDevice", [&] { vc.CopyFromVec(hv); }},
       {"CopyHostToDevice", [&] { CuArray<int32> a(idx); }},
-      {"CopyDeviceToHost", [&] { vc.ApplyFloor(0.0, &count); }},
+      {"CuVectorBase::ApplyFloor with a count", [&] { vc.ApplyFloor(0.0, &count); }},
   };
   test::QuietLog quiet;
   for (const Forbidden& f : forbidden) {

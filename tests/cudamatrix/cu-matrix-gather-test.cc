@@ -164,6 +164,91 @@ TYPED_TEST(CuMatrixGatherTest, RowGathersMatchCpu) {
   });
 }
 
+// Row gathers (by index, with -1 entries, and by pointer, rows of both operands in every layout:
+// 16-byte vectors where both rows are aligned, single elements otherwise, a partial vector at the
+// end of most rows).
+TYPED_TEST(CuMatrixGatherTest, RowGathersMatchCpuInEveryLayout) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  const Real alpha = -0.5;
+  for (const test::Shape& s : {test::Shape{1, 1}, test::Shape{3, 5}, test::Shape{17, 33},
+                               test::Shape{64, 130}, test::Shape{65, 1027}, test::Shape{9, 4099}}) {
+    const int src_rows = s.rows + 3;
+    const Matrix<Real> src = test::RandomMatrix<Real>(src_rows, s.cols, &rng);
+    const Matrix<Real> init = test::RandomMatrix<Real>(s.rows, s.cols, &rng);
+    const std::vector<int32> idx = test::RandomIndices(s.rows, src_rows, true, &rng);
+    const CuArray<int32> cu_idx(idx);
+    for (test::Layout ls : test::kAllLayouts) {
+      for (test::Layout lo : test::kAllLayouts) {
+        SCOPED_TRACE(::testing::Message()
+                     << s << ", src " << test::LayoutName(ls) << ", out " << test::LayoutName(lo));
+        const test::LayoutCuMatrix<Real> cu_src(src, ls);
+        // The pointer forms gather the same rows (nullptr where the index is -1).
+        std::vector<const Real*> cu_ptrs(s.rows);
+        for (int r = 0; r < s.rows; ++r)
+          cu_ptrs[r] = idx[r] < 0 ? nullptr : cu_src.view.RowData(idx[r]);
+        const CuArray<const Real*> cu_ptr_array(cu_ptrs);
+        for (int op = 0; op < 3; ++op) {
+          for (bool by_pointer : {false, true}) {
+            SCOPED_TRACE(::testing::Message() << (op == 0   ? "CopyRows"
+                                                  : op == 1 ? "AddRows"
+                                                            : "MulRows")
+                                              << (by_pointer ? " by pointer" : " by index"));
+            if (op == 2 && by_pointer) continue;  // MulRows has no pointer form
+            test::LayoutCuMatrix<Real> out(init, lo);
+            Matrix<Real> expected(init);
+            if (op == 0) {
+              expected.CopyRows(src, idx.data());
+              if (by_pointer)
+                out.view.CopyRows(cu_ptr_array);
+              else
+                out.view.CopyRows(cu_src.view, cu_idx);
+            } else if (op == 1) {
+              expected.AddRows(alpha, src, idx.data());
+              if (by_pointer)
+                out.view.AddRows(alpha, cu_ptr_array);
+              else
+                out.view.AddRows(alpha, cu_src.view, cu_idx);
+            } else {
+              expected.MulRows(src, idx.data());
+              out.view.MulRows(cu_src.view, cu_idx);
+            }
+            EXPECT_TRUE(test::ExpectNear(ToHost(out.view), expected, test::Tol<Real>()));
+            EXPECT_TRUE(out.OutsideUnchanged());
+          }
+        }
+      }
+    }
+  }
+}
+
+// Matrices large enough for the GPU's row gathers to give each thread several 16-byte vectors
+// of a row (64 KiB rows, over 2^21 vectors in all).
+TYPED_TEST(CuMatrixGatherTest, RowGathersOfLargeMatricesMatchCpu) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  const int rows = 520, cols = 64 * 1024 / static_cast<int>(sizeof(Real));
+  const Matrix<Real> src = test::RandomMatrix<Real>(rows, cols, &rng);
+  const Matrix<Real> init(rows, cols);  // zeros: random contents would only cost CPU time
+  const std::vector<int32> idx = test::RandomIndices(rows, rows, true, &rng);
+  const CuArray<int32> cu_idx(idx);
+  for (test::Layout l : {test::Layout::kPacked, test::Layout::kUnalignedView}) {
+    SCOPED_TRACE(test::LayoutName(l));
+    const test::LayoutCuMatrix<Real> cu_src(src, l);
+    test::LayoutCuMatrix<Real> out(init, l);
+    Matrix<Real> expected(init);
+    expected.AddRows(Real(2), src, idx.data());
+    out.view.AddRows(Real(2), cu_src.view, cu_idx);
+    EXPECT_TRUE(test::ExpectNear(ToHost(out.view), expected, test::Tol<Real>())) << "AddRows";
+    expected.CopyRows(src, idx.data());
+    out.view.CopyRows(cu_src.view, cu_idx);
+    EXPECT_TRUE(test::ExpectNear(ToHost(out.view), expected, 0.0)) << "CopyRows";
+    if (l != test::Layout::kPacked) {
+      EXPECT_TRUE(out.OutsideUnchanged());
+    }
+  }
+}
+
 // The row-pointer forms: gathers from scattered rows (nullptr entries), and scatters into them.
 TYPED_TEST(CuMatrixGatherTest, RowPointerFormsMatchCpu) {
   using Real = TypeParam;
@@ -261,6 +346,49 @@ TYPED_TEST(CuMatrixGatherTest, ColumnGathersMatchCpu) {
   });
 }
 
+// Column gathers in every layout, on shapes for both GPU kernels: the source row staged in
+// shared memory (at least 64 rows, source rows up to 48 KiB and at most 4 source columns per
+// destination column) and the direct one (the other shapes); the index array aligned and not.
+TYPED_TEST(CuMatrixGatherTest, ColumnGathersMatchCpuInEveryLayout) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  struct GatherShape {
+    int rows, cols, src_cols;
+  };
+  for (const GatherShape& g :
+       {GatherShape{64, 130, 67}, GatherShape{65, 1027, 2000}, GatherShape{100, 4097, 4096},
+        GatherShape{80, 3, 1}, GatherShape{70, 40, 200}, GatherShape{17, 33, 20},
+        GatherShape{64, 5, 13000}}) {
+    const Matrix<Real> src = test::RandomMatrix<Real>(g.rows, g.src_cols, &rng);
+    const Matrix<Real> init = test::RandomMatrix<Real>(g.rows, g.cols, &rng);
+    // One index more than needed, so that a view from the second entry is not 16-byte aligned.
+    const std::vector<int32> idx = test::RandomIndices(g.cols + 1, g.src_cols, true, &rng);
+    const CuArray<int32> cu_idx(idx);
+    for (bool shifted : {false, true}) {
+      const CuSubArray<int32> cu_view(cu_idx, shifted ? 1 : 0, g.cols);
+      const int32* host_idx = idx.data() + (shifted ? 1 : 0);
+      for (test::Layout ls : test::kAllLayouts) {
+        for (test::Layout lo : test::kAllLayouts) {
+          SCOPED_TRACE(::testing::Message()
+                       << g.rows << "x" << g.cols << " from " << g.src_cols << " columns, src "
+                       << test::LayoutName(ls) << ", out " << test::LayoutName(lo)
+                       << (shifted ? ", indexes shifted" : ""));
+          const test::LayoutCuMatrix<Real> cu_src(src, ls);
+          test::LayoutCuMatrix<Real> out(init, lo);
+          Matrix<Real> expected(init);
+          expected.CopyCols(src, host_idx);
+          out.view.CopyCols(cu_src.view, cu_view);
+          EXPECT_TRUE(test::ExpectNear(ToHost(out.view), expected, 0.0)) << "CopyCols";
+          expected.AddCols(src, host_idx);
+          out.view.AddCols(cu_src.view, cu_view);
+          EXPECT_TRUE(test::ExpectNear(ToHost(out.view), expected, test::Tol<Real>())) << "AddCols";
+          EXPECT_TRUE(out.OutsideUnchanged());
+        }
+      }
+    }
+  }
+}
+
 TYPED_TEST(CuMatrixGatherTest, RangeSumsMatchCpu) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng();
@@ -296,7 +424,7 @@ TYPED_TEST(CuMatrixGatherTest, RangeSumsMatchCpu) {
 TYPED_TEST(CuMatrixGatherTest, TrianglesMatchCpu) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng();
-  for (int n : {0, 1, 2, 31, 33, 64, 97}) {
+  for (int n : {0, 1, 2, 31, 33, 64, 97, 130, 257}) {
     for (bool strided : {false, true}) {
       SCOPED_TRACE(::testing::Message() << n << "x" << n << (strided ? " strided" : ""));
       for (bool lower : {true, false}) {
@@ -311,6 +439,26 @@ TYPED_TEST(CuMatrixGatherTest, TrianglesMatchCpu) {
         }
         EXPECT_TRUE(test::ExpectNear(ToHost(m.view), expected, 0.0)) << lower;
         EXPECT_TRUE(m.BorderUnchanged());
+      }
+    }
+  }
+  // Every layout, with sizes around the GPU's tiles (64 floats or 32 doubles wide).
+  for (int n : {5, 63, 65, 128, 200}) {
+    for (test::Layout l : test::kAllLayouts) {
+      SCOPED_TRACE(::testing::Message() << n << "x" << n << " " << test::LayoutName(l));
+      for (bool lower : {true, false}) {
+        const Matrix<Real> init = test::RandomMatrix<Real>(n, n, &rng);
+        test::LayoutCuMatrix<Real> m(init, l);
+        Matrix<Real> expected(init);
+        if (lower) {
+          expected.CopyLowerToUpper();
+          m.view.CopyLowerToUpper();
+        } else {
+          expected.CopyUpperToLower();
+          m.view.CopyUpperToLower();
+        }
+        EXPECT_TRUE(test::ExpectNear(ToHost(m.view), expected, 0.0)) << lower;
+        EXPECT_TRUE(m.OutsideUnchanged());
       }
     }
   }

@@ -9,6 +9,7 @@
 #include "tests/cu-matrix-testing.h"
 #include "tests/matrix-testing.h"
 
+#include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <limits>
@@ -75,6 +76,64 @@ TYPED_TEST(CuMatrixNnetDiffTest, DiffLogSoftmaxPerRowMatchesCpu) {
                     -8, 0, RowSumTol<Real>());
 }
 
+// Shapes that reach each GPU kernel of the softmax derivatives: a warp per row (up to 128 units,
+// a unit being a 16-byte vector when every operand's rows are aligned, else one element), a block
+// per row keeping 1 to 16 units per thread in registers (rows longer than a block), and the
+// two-pass kernel for rows too long for registers (over 8192 floats / 4096 doubles aligned, 4096
+// unaligned), with column counts that leave a partial vector at the end of the row.
+const std::vector<test::Shape> kDiffSoftmaxShapes = {{1, 1},    {3, 5},     {2, 131},  {5, 515},
+                                                     {4, 517},  {37, 1001}, {3, 1500}, {3, 4096},
+                                                     {2, 4099}, {2, 6001},  {2, 8201}};
+
+// out = op(a, b) for every shape and every pair of layouts (a in one, b and out in another),
+// against the CPU; then in place with out == b and with out == a.
+template <typename Real, typename CuOp, typename CpuOp>
+void CheckDiffOpLayouts(CuOp cu_op, CpuOp cpu_op, double a_lo, double a_hi, double tol) {
+  test::Rng rng = test::MakeRng();
+  for (const test::Shape& s : kDiffSoftmaxShapes) {
+    const Matrix<Real> a = test::RandomMatrix<Real>(s.rows, s.cols, &rng, a_lo, a_hi);
+    const Matrix<Real> b = test::RandomMatrix<Real>(s.rows, s.cols, &rng, -2, 2);
+    Matrix<Real> expected(s.rows, s.cols);
+    cpu_op(&expected, a, b);
+    for (test::Layout la : test::kAllLayouts) {
+      for (test::Layout lb : test::kAllLayouts) {
+        SCOPED_TRACE(::testing::Message() << s << ", a " << test::LayoutName(la) << ", b and out "
+                                          << test::LayoutName(lb));
+        test::LayoutCuMatrix<Real> ca(a, la), cb(b, lb), out(Matrix<Real>(s.rows, s.cols), lb);
+        cu_op(&out.view, ca.view, cb.view);
+        EXPECT_TRUE(test::ExpectNear(ToHost(out.view), expected, tol));
+        EXPECT_TRUE(out.OutsideUnchanged());
+        EXPECT_TRUE(test::ExpectNear(ToHost(ca.view), a, 0.0)) << "input modified";
+        cu_op(&cb.view, ca.view, cb.view);
+        EXPECT_TRUE(test::ExpectNear(ToHost(cb.view), expected, tol)) << "in place on b";
+        EXPECT_TRUE(cb.OutsideUnchanged());
+        test::LayoutCuMatrix<Real> cb2(b, la);
+        cu_op(&ca.view, ca.view, cb2.view);
+        EXPECT_TRUE(test::ExpectNear(ToHost(ca.view), expected, tol)) << "in place on a";
+        EXPECT_TRUE(ca.OutsideUnchanged());
+      }
+    }
+  }
+}
+
+TYPED_TEST(CuMatrixNnetDiffTest, DiffSoftmaxPerRowMatchesCpuInEveryLayout) {
+  using Real = TypeParam;
+  CheckDiffOpLayouts<Real>([](CuMatrixBase<Real>* o, const CuMatrixBase<Real>& v,
+                              const CuMatrixBase<Real>& d) { o->DiffSoftmaxPerRow(v, d); },
+                           [](MatrixBase<Real>* o, const MatrixBase<Real>& v,
+                              const MatrixBase<Real>& d) { o->DiffSoftmaxPerRow(v, d); },
+                           0, 1, RowSumTol<Real>());
+}
+
+TYPED_TEST(CuMatrixNnetDiffTest, DiffLogSoftmaxPerRowMatchesCpuInEveryLayout) {
+  using Real = TypeParam;
+  CheckDiffOpLayouts<Real>([](CuMatrixBase<Real>* o, const CuMatrixBase<Real>& v,
+                              const CuMatrixBase<Real>& d) { o->DiffLogSoftmaxPerRow(v, d); },
+                           [](MatrixBase<Real>* o, const MatrixBase<Real>& v,
+                              const MatrixBase<Real>& d) { o->DiffLogSoftmaxPerRow(v, d); },
+                           -8, 0, RowSumTol<Real>());
+}
+
 // Back-propagation through a real softmax of wide rows with large inputs stays finite, and the
 // derivative of each row sums to zero (softmax outputs sum to one).
 TYPED_TEST(CuMatrixNnetDiffTest, DiffSoftmaxOfLargeInputsIsFiniteAndSumsToZero) {
@@ -130,7 +189,9 @@ TYPED_TEST(CuMatrixNnetDiffTest, GroupPnormAndDiffGroupPnormMatchCpu) {
   test::Rng rng = test::MakeRng();
   test::ForEachShape([&](const test::Shape& s, bool strided) {
     if (s.cols > 1000) return;  // the grouped side would be s.cols * 3 wide; nothing new
-    for (int group : {1, 3}) {
+    // Groups of 32 and more take the warp-per-group kernel.
+    for (int group : {1, 3, 32, 100}) {
+      if (group > 3 && s.cols > 40) continue;
       for (Real power : {Real(0), Real(1), Real(2), Real(3.5), inf}) {
         SCOPED_TRACE(::testing::Message() << "group " << group << " power " << power);
         Guarded<Real> in(s.rows, s.cols * group, strided, &rng, -2, 2);
@@ -142,8 +203,9 @@ TYPED_TEST(CuMatrixNnetDiffTest, GroupPnormAndDiffGroupPnormMatchCpu) {
         Matrix<Real> expected(s.rows, s.cols);
         expected.GroupPnorm(in.Host(), power);
         out.view.GroupPnorm(in.view, power);
-        // Sums of at most three powers per element, in Real on the GPU and double on the CPU.
-        EXPECT_TRUE(test::ExpectNear(ToHost(out.view), expected, 10 * test::Tol<Real>()));
+        // Sums of `group` powers per element, in Real on the GPU and double on the CPU.
+        EXPECT_TRUE(test::ExpectNear(ToHost(out.view), expected,
+                                     10 * test::Tol<Real>() * std::max(group, 3)));
         EXPECT_TRUE(out.BorderUnchanged());
 
         const Matrix<Real> in_host(in.Host());
@@ -169,7 +231,8 @@ TYPED_TEST(CuMatrixNnetDiffTest, GroupMaxAndGroupMaxDerivMatchCpu) {
   test::Rng rng = test::MakeRng();
   test::ForEachShape([&](const test::Shape& s, bool strided) {
     if (s.cols > 1000) return;
-    for (int group : {1, 4}) {
+    for (int group : {1, 4, 32, 100}) {  // 32 and up: the warp-per-group kernel
+      if (group > 4 && s.cols > 40) continue;
       SCOPED_TRACE(::testing::Message() << "group " << group);
       Guarded<Real> in(s.rows, s.cols * group, strided, &rng, -5, 5);
       Guarded<Real> out(s.rows, s.cols, !strided, &rng);

@@ -4,6 +4,7 @@
 #include "cudamatrix/cu-sparse-matrix.h"
 
 #include "cudamatrix/cu-array.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-vector.h"
 #include "matrix/matrix.h"
@@ -308,30 +309,200 @@ TYPED_TEST(CuSparseMatrixTest, AddSmatMatMatchesCpu) {
   }
 }
 
-TYPED_TEST(CuSparseMatrixTest, AddMatSmatMatchesCpu) {
-  using Real = TypeParam;
-  test::Rng rng = test::MakeRng();
-  for (const ProductShape& p : kProductShapes) {
+// Sets the GPU path of AddMatSmat for its scope and restores the default afterwards.
+class ScopedMatSmatPath {
+ public:
+  explicit ScopedMatSmatPath(internal::MatSmatPath path) { internal::SetMatSmatPath(path); }
+  ~ScopedMatSmatPath() { internal::SetMatSmatPath(internal::MatSmatPath::kRowMajor); }
+  ScopedMatSmatPath(const ScopedMatSmatPath&) = delete;
+  ScopedMatSmatPath& operator=(const ScopedMatSmatPath&) = delete;
+};
+
+const char* PathName(internal::MatSmatPath p) {
+  return p == internal::MatSmatPath::kRowMajor
+             ? "row-major path"
+             : (p == internal::MatSmatPath::kColMajor ? "column-major path" : "transpose-op path");
+}
+
+// AddMatSmat against the CPU for every product shape, density, transpose and beta, with A and C
+// packed and as unaligned views.
+template <typename Real>
+void CheckAddMatSmat(test::Rng* rng) {
+  std::vector<ProductShape> shapes = kProductShapes;
+  shapes.push_back(ProductShape{37, 101, 65});
+  for (const ProductShape& p : shapes) {
     for (double density : kDensities) {
       for (MatrixTransposeType t : {kNoTrans, kTrans}) {
         for (Real beta : {Real(0), Real(0.5)}) {
-          SCOPED_TRACE(::testing::Message()
-                       << "m " << p.m << " k " << p.k << " n " << p.n << " density " << density
-                       << " trans " << t << " beta " << beta);
-          // this (m x n) = A (m x k) op(B), op(B) k x n.
-          const int br = t == kNoTrans ? p.k : p.n, bc = t == kNoTrans ? p.n : p.k;
-          SparseMatrix<Real> smat = RandomSparse<Real>(br, bc, density, &rng);
-          CuSparseMatrix<Real> B(smat);
-          test::GuardedCuMatrix<Real> A(p.m, p.k, true, &rng);
-          test::GuardedCuMatrix<Real> C(p.m, p.n, true, &rng);
-          Matrix<Real> expected = C.Host();
-          expected.AddMatMat(Real(0.25), A.Host(), kNoTrans, Dense(smat, br, bc), t, beta);
-          C.view.AddMatSmat(Real(0.25), A.view, B, t, beta);
-          EXPECT_TRUE(test::ExpectNear(ToHost(C.view), expected, ProductTol<Real>()));
-          EXPECT_TRUE(C.BorderUnchanged());
+          for (bool strided : {true, false}) {
+            SCOPED_TRACE(::testing::Message()
+                         << "m " << p.m << " k " << p.k << " n " << p.n << " density " << density
+                         << " trans " << t << " beta " << beta << (strided ? " views" : ""));
+            // this (m x n) = A (m x k) op(B), op(B) k x n.
+            const int br = t == kNoTrans ? p.k : p.n, bc = t == kNoTrans ? p.n : p.k;
+            SparseMatrix<Real> smat = RandomSparse<Real>(br, bc, density, rng);
+            CuSparseMatrix<Real> B(smat);
+            test::GuardedCuMatrix<Real> A(p.m, p.k, strided, rng);
+            test::GuardedCuMatrix<Real> C(p.m, p.n, strided, rng);
+            Matrix<Real> expected = C.Host();
+            expected.AddMatMat(Real(0.25), A.Host(), kNoTrans, Dense(smat, br, bc), t, beta);
+            C.view.AddMatSmat(Real(0.25), A.view, B, t, beta);
+            EXPECT_TRUE(test::ExpectNear(ToHost(C.view), expected, ProductTol<Real>()));
+            EXPECT_TRUE(C.BorderUnchanged());
+            EXPECT_TRUE(A.BorderUnchanged());
+          }
         }
       }
     }
+  }
+}
+
+TYPED_TEST(CuSparseMatrixTest, AddMatSmatMatchesCpu) {
+  test::Rng rng = test::MakeRng();
+  CheckAddMatSmat<TypeParam>(&rng);
+}
+
+// The GPU paths kept for comparison (internal::MatSmatPath) compute the same thing; on the CPU
+// the setting is ignored.
+TYPED_TEST(CuSparseMatrixTest, AddMatSmatMatchesCpuOnEveryGpuPath) {
+  test::Rng rng = test::MakeRng();
+  for (internal::MatSmatPath path :
+       {internal::MatSmatPath::kColMajor, internal::MatSmatPath::kTransposeOp}) {
+    SCOPED_TRACE(PathName(path));
+    ScopedMatSmatPath scoped(path);
+    EXPECT_EQ(internal::GetMatSmatPath(), path);
+    CheckAddMatSmat<TypeParam>(&rng);
+  }
+  EXPECT_EQ(internal::GetMatSmatPath(), internal::MatSmatPath::kRowMajor);
+}
+
+// smat's sparsity pattern with new random values (never 0).
+template <typename Real>
+SparseMatrix<Real> NewValues(const SparseMatrix<Real>& smat, test::Rng* rng) {
+  std::vector<std::vector<std::pair<MatrixIndexT, Real>>> pairs(smat.NumRows());
+  for (MatrixIndexT r = 0; r < smat.NumRows(); ++r)
+    for (MatrixIndexT i = 0; i < smat.Row(r).NumElements(); ++i)
+      pairs[r].emplace_back(smat.Row(r).Data()[i].first, static_cast<Real>(rng->Uniform(1, 2)));
+  return SparseMatrix<Real>(smat.NumCols(), pairs);
+}
+
+// C = A op(B) for both transposes (A random, of the shape B needs) against the CPU with
+// `expected_b`, B's intended contents.
+template <typename Real>
+void CheckProductsWith(const CuSparseMatrix<Real>& B, const SparseMatrix<Real>& expected_b,
+                       test::Rng* rng) {
+  const int br = expected_b.NumRows(), bc = br > 0 ? expected_b.NumCols() : 0;
+  ASSERT_EQ(B.NumRows(), br);
+  ASSERT_EQ(B.NumCols(), bc);
+  for (MatrixTransposeType t : {kNoTrans, kTrans}) {
+    const int k = t == kNoTrans ? br : bc, n = t == kNoTrans ? bc : br;
+    const Matrix<Real> a = test::RandomMatrix<Real>(6, k, rng);
+    Matrix<Real> expected(6, n);
+    expected.AddMatMat(1, a, kNoTrans, Dense(expected_b, br, bc), t, 0);
+    CuMatrix<Real> c(6, n);
+    c.AddMatSmat(1, CuMatrix<Real>(a), B, t, 0);
+    EXPECT_TRUE(test::ExpectNear(ToHost(c), expected, ProductTol<Real>())) << "trans " << t;
+  }
+}
+
+// AddMatSmat keeps B's transpose between calls (GPU); every way of changing B must drop it, also
+// when B keeps its shape and number of elements (its device buffers are then reused).
+TYPED_TEST(CuSparseMatrixTest, AddMatSmatSeesEveryChangeOfTheSparseMatrix) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  const SparseMatrix<Real> s1 = RandomSparse<Real>(9, 7, 0.4, &rng);
+  const SparseMatrix<Real> s2 = NewValues(s1, &rng);
+  const SparseMatrix<Real> s3 = RandomSparse<Real>(5, 11, 0.5, &rng);
+  CuSparseMatrix<Real> B(s1);
+  {
+    SCOPED_TRACE("first and second use");
+    CheckProductsWith(B, s1, &rng);
+    CheckProductsWith(B, s1, &rng);
+  }
+  {
+    SCOPED_TRACE("CopyFromSmat, same pattern");
+    B.CopyFromSmat(s2);
+    CheckProductsWith(B, s2, &rng);
+  }
+  {
+    SCOPED_TRACE("operator=, another shape");
+    B = CuSparseMatrix<Real>(s3);
+    CheckProductsWith(B, s3, &rng);
+  }
+  {
+    SCOPED_TRACE("Swap with a CuSparseMatrix");
+    CuSparseMatrix<Real> other(s1);
+    CheckProductsWith(other, s1, &rng);
+    B.Swap(&other);
+    CheckProductsWith(B, s1, &rng);
+    CheckProductsWith(other, s3, &rng);
+  }
+  {
+    SCOPED_TRACE("Swap with a SparseMatrix");
+    SparseMatrix<Real> h(s2);
+    B.Swap(&h);
+    CheckProductsWith(B, s2, &rng);
+  }
+  {
+    SCOPED_TRACE("Read");
+    std::ostringstream os;
+    s1.Write(os, true);
+    std::istringstream is(os.str());
+    B.Read(is, true);
+    CheckProductsWith(B, s1, &rng);
+  }
+  {
+    SCOPED_TRACE("SelectRows");
+    const std::vector<int32> rows = {8, 0, 3, 3};
+    const CuSparseMatrix<Real> from(s2);
+    B.SelectRows(CuArray<int32>(rows), from);
+    SparseMatrix<Real> expected;
+    expected.SelectRows(rows, s2);
+    CheckProductsWith(B, expected, &rng);
+  }
+  {
+    SCOPED_TRACE("CopyFromSmat of its own transpose");
+    const CuSparseMatrix<Real> before(B);
+    SparseMatrix<Real> h;
+    before.CopyToSmat(&h);
+    B.CopyFromSmat(B, kTrans);
+    CheckProductsWith(B, SparseMatrix<Real>(h, kTrans), &rng);
+  }
+}
+
+// cusparseCsr2cscEx2 does not replay correctly from a graph, so the GPU refuses to capture a
+// sparse transpose, naming it (the CPU mode has nothing to refuse).
+TYPED_TEST(CuSparseMatrixTest, TransposeRefusesGraphCapture) {
+  CUCTX_REQUIRE_GPU();
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  const CuSparseMatrix<Real> B(RandomSparse<Real>(6, 5, 0.5, &rng));
+  CuSparseMatrix<Real> T;
+  test::ExpectErrorContaining([&] { CuGraph::Capture([&] { T.CopyFromSmat(B, kTrans); }); },
+                              "CuSparseMatrix::CopyFromSmat(kTrans)");
+}
+
+// A captured AddMatSmat reads B's current values at every replay, even after B has been changed
+// in place (same shape and number of elements) and even though an eager call cached B's
+// transpose before the capture.
+TYPED_TEST(CuSparseMatrixTest, CapturedAddMatSmatSeesNewValuesAtReplay) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  const SparseMatrix<Real> s1 = RandomSparse<Real>(12, 10, 0.3, &rng);
+  const SparseMatrix<Real> s2 = NewValues(s1, &rng);
+  const Matrix<Real> a = test::RandomMatrix<Real>(8, 12, &rng);
+  CuSparseMatrix<Real> B(s1);
+  const CuMatrix<Real> A(a);
+  CuMatrix<Real> C(8, 10);
+  C.AddMatSmat(1, A, B, kNoTrans, 0);
+  CuGraph graph = CuGraph::Capture([&] { C.AddMatSmat(2, A, B, kNoTrans, 0); });
+  for (const SparseMatrix<Real>* s : {&s1, &s2}) {
+    B.CopyFromSmat(*s);
+    graph.Launch();
+    Matrix<Real> expected(8, 10);
+    expected.AddMatMat(2, a, kNoTrans, Dense(*s, 12, 10), kNoTrans, 0);
+    EXPECT_TRUE(test::ExpectNear(ToHost(C), expected, ProductTol<Real>()))
+        << (s == &s1 ? "first values" : "new values");
   }
 }
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -214,13 +215,202 @@ TYPED_TEST(CuVectorOpsTest, AddDiagMatMatMatchesCpu) {
   });
 }
 
-TYPED_TEST(CuVectorOpsTest, AddDiagMatMatSplitsLongInnerDimensions) {
+// ---- diagonals of products against the CPU path, per element
+
+// Tolerance per element and call: |device - cpu| <= eps * (inner + 2) * (|alpha| * sum_k
+// |op(M)(i, k) op(N)(k, i)| + |beta| * |out(i)|), eps the precision's machine epsilon: the
+// classical bound for a dot product of `inner` terms in Real plus the final multiply-add. Both
+// sides actually sum in double, so they differ by about one rounding of the result. For `calls`
+// calls into the same output the bound is multiplied by calls, and |out| by max(1, |beta|)^2
+// (enough for the two calls with |beta| = 2 made below).
+template <typename Real>
+Vector<double> DiagBound(const MatrixBase<Real>& m, MatrixTransposeType tm,
+                         const MatrixBase<Real>& n, MatrixTransposeType tn, int dim, int inner,
+                         Real alpha, Real beta, const Vector<double>& out, int calls) {
+  const double eps = std::numeric_limits<Real>::epsilon();
+  Vector<double> bound(dim);
+  for (int i = 0; i < dim; ++i) {
+    double terms = 0;
+    for (int k = 0; k < inner; ++k) terms += std::abs(OpAt(m, tm, i, k) * OpAt(n, tn, k, i));
+    const double old = std::isnan(out(i)) ? 0 : std::abs(out(i));
+    const double grow = std::max(1.0, static_cast<double>(std::abs(beta)));
+    bound(i) = eps * (inner + 2) * calls * (std::abs(alpha) * terms + grow * grow * old) +
+               std::numeric_limits<Real>::min();
+  }
+  return bound;
+}
+
+// Passes when |actual(i) - expected(i)| <= bound(i) for every i; a NaN matches only a NaN.
+template <typename Real>
+::testing::AssertionResult NearPerElement(const VectorBase<Real>& actual,
+                                          const VectorBase<Real>& expected,
+                                          const Vector<double>& bound) {
+  for (int i = 0; i < actual.Dim(); ++i) {
+    const double a = actual(i), e = expected(i);
+    if (std::isnan(a) || std::isnan(e)) {
+      if (std::isnan(a) && std::isnan(e)) continue;
+    } else if (std::abs(a - e) <= bound(i)) {
+      continue;
+    }
+    return ::testing::AssertionFailure() << "element " << i << " of " << actual.Dim() << ": " << a
+                                         << ", CPU path " << e << ", bound " << bound(i);
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// One diagonal-product op run `calls` times on a guarded device vector (random in [-1, 1), or
+// with a NaN at every third element) and on its host copy through the CPU path; compares them per
+// element and checks the sentinels around the device vector.
+template <typename Real, typename CuOp, typename HostOp>
+void CompareDiagWithCpu(int dim, const Vector<double>& bound, int calls, bool nan_out, CuOp cu_op,
+                        HostOp host_op, test::Rng* rng) {
+  Guarded<Real> guarded(1, dim, /*strided=*/true, rng);
+  CuSubVector<Real> out = guarded.view.Row(0);
+  Vector<Real> expected(dim);
+  for (int i = 0; i < dim; ++i)
+    expected(i) = nan_out && i % 3 == 0 ? std::numeric_limits<Real>::quiet_NaN()
+                                        : static_cast<Real>(rng->Uniform(-1, 1));
+  out.CopyFromVec(expected);
+  for (int c = 0; c < calls; ++c) {
+    cu_op(&out);
+    host_op(&expected);
+  }
+  Vector<Real> actual(dim, kUndefined);
+  out.CopyToVec(&actual);
+  EXPECT_TRUE(NearPerElement(actual, expected, bound));
+  EXPECT_TRUE(guarded.BorderUnchanged());
+}
+
+// Options of one CheckDiagProducts run.
+struct DiagRun {
+  int calls = 1;         // repeated calls into the same output (beta applies each time)
+  bool nan_out = false;  // NaN at every third output element before the calls
+};
+
+// AddDiagMatMat for all four transpositions and AddDiagMat2 for both, with operands in the given
+// memory layouts (see test::Layout), against the CPU path. op(M) is dim x inner.
+template <typename Real>
+void CheckDiagProducts(int dim, int inner, test::Layout m_layout, test::Layout n_layout, Real beta,
+                       DiagRun run, test::Rng* rng) {
+  const Real alpha = Real(-1.25);
+  const std::string what = std::string("dim ") + std::to_string(dim) + " inner " +
+                           std::to_string(inner) + " layouts " + test::LayoutName(m_layout) +
+                           " / " + test::LayoutName(n_layout) + " beta " + std::to_string(beta) +
+                           " calls " + std::to_string(run.calls) + (run.nan_out ? " NaN out" : "");
+  SCOPED_TRACE(what);
+  Vector<double> initial(dim);  // a bound on |out| before the calls
+  initial.Set(1.0);
+  for (MatrixTransposeType tm : {kNoTrans, kTrans}) {
+    const Matrix<Real> mh =
+        test::RandomMatrix<Real>(tm == kNoTrans ? dim : inner, tm == kNoTrans ? inner : dim, rng);
+    const test::LayoutCuMatrix<Real> m(mh, m_layout);
+    // AddDiagMat2: op(M) op(M)^T with op(M) = M (kNoTrans) or M^T (kTrans).
+    {
+      SCOPED_TRACE(tm == kNoTrans ? "AddDiagMat2 no-trans" : "AddDiagMat2 trans");
+      const MatrixTransposeType other = tm == kNoTrans ? kTrans : kNoTrans;
+      const Vector<double> bound =
+          DiagBound(mh, tm, mh, other, dim, inner, alpha, beta, initial, run.calls);
+      CompareDiagWithCpu<Real>(
+          dim, bound, run.calls, run.nan_out,
+          [&](CuVectorBase<Real>* v) { v->AddDiagMat2(alpha, m.view, tm, beta); },
+          [&](VectorBase<Real>* v) { v->AddDiagMat2(alpha, mh, tm, beta); }, rng);
+    }
+    for (MatrixTransposeType tn : {kNoTrans, kTrans}) {
+      SCOPED_TRACE(::testing::Message()
+                   << "AddDiagMatMat transM " << (tm == kTrans) << " transN " << (tn == kTrans));
+      const Matrix<Real> nh =
+          test::RandomMatrix<Real>(tn == kNoTrans ? inner : dim, tn == kNoTrans ? dim : inner, rng);
+      const test::LayoutCuMatrix<Real> n(nh, n_layout);
+      const Vector<double> bound =
+          DiagBound(mh, tm, nh, tn, dim, inner, alpha, beta, initial, run.calls);
+      CompareDiagWithCpu<Real>(
+          dim, bound, run.calls, run.nan_out,
+          [&](CuVectorBase<Real>* v) { v->AddDiagMatMat(alpha, m.view, tm, n.view, tn, beta); },
+          [&](VectorBase<Real>* v) { v->AddDiagMatMat(alpha, mh, tm, nh, tn, beta); }, rng);
+      EXPECT_TRUE(n.OutsideUnchanged());
+    }
+    EXPECT_TRUE(m.OutsideUnchanged());
+  }
+}
+
+// Square sizes up to the benchmark's largest, each with a different pair of operand layouts
+// (16-byte loads at 1 and 1024, scalar loads elsewhere) and a different beta.
+TYPED_TEST(CuVectorOpsTest, DiagProductsMatchCpuOnSquares) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng();
-  // A few outputs over many terms: on the GPU the inner dimension is split across blocks and the
-  // partial sums are combined by a second kernel.
-  CheckAddDiagMatMat<Real>(3, 5000, false, &rng);
-  CheckAddDiagMatMat<Real>(70, 1500, true, &rng);
+  const int dims[] = {1, 17, 256, 512, 1024};
+  const Real betas[] = {Real(0), Real(1), Real(-0.5)};
+  for (int d = 0; d < 5; ++d)
+    CheckDiagProducts<Real>(dims[d], dims[d], test::kAllLayouts[d % 4],
+                            test::kAllLayouts[(d + 1) % 4], betas[d % 3], DiagRun{}, &rng);
+}
+
+// Rectangular shapes (both ways round), a single output or term, and an empty inner dimension.
+TYPED_TEST(CuVectorOpsTest, DiagProductsMatchCpuOnRectangles) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  const test::Shape shapes[] = {{256, 32}, {32, 256}, {128, 64}, {64, 128}, {1, 1000},
+                                {1000, 1}, {5, 0},    {33, 17},  {257, 3},  {3, 257}};
+  int c = 0;
+  for (const test::Shape& s : shapes) {
+    CheckDiagProducts<Real>(s.rows, s.cols, test::kAllLayouts[c % 4],
+                            test::kAllLayouts[(c + 2) % 4], c % 2 == 0 ? Real(0) : Real(0.5),
+                            DiagRun{}, &rng);
+    ++c;
+  }
+}
+
+// Few outputs over long sums: on the GPU the inner dimension is split across blocks whose
+// partial sums the last block of each group adds, in the same launch. Repeated calls into the
+// same output check that the block counters start at zero every time.
+TYPED_TEST(CuVectorOpsTest, DiagProductsSplitLongInnerDimensions) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  CheckDiagProducts<Real>(8, 20000, test::Layout::kPacked, test::Layout::kPacked, Real(1),
+                          DiagRun{}, &rng);
+  CheckDiagProducts<Real>(3, 5000, test::Layout::kUnalignedView, test::Layout::kAlignedView,
+                          Real(0), DiagRun{}, &rng);
+  CheckDiagProducts<Real>(64, 5000, test::Layout::kAlignedView, test::Layout::kOddStride,
+                          Real(-0.5), DiagRun{3, false}, &rng);
+  CheckDiagProducts<Real>(1, 20001, test::Layout::kOddStride, test::Layout::kPacked, Real(1),
+                          DiagRun{3, false}, &rng);
+}
+
+// beta == 0 reads the old contents like any beta, so a NaN there stays (the documented contract,
+// as on the CPU); beta != 0 scales them. With and without a split inner dimension.
+TYPED_TEST(CuVectorOpsTest, DiagProductsKeepNaNsAndScaleByBeta) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  for (Real beta : {Real(0), Real(2)}) {
+    CheckDiagProducts<Real>(40, 40, test::Layout::kPacked, test::Layout::kUnalignedView, beta,
+                            DiagRun{2, true}, &rng);
+    CheckDiagProducts<Real>(5, 9000, test::Layout::kAlignedView, test::Layout::kPacked, beta,
+                            DiagRun{1, true}, &rng);
+  }
+}
+
+// The summation order is fixed for a shape: the same call twice gives the same bits.
+TYPED_TEST(CuVectorOpsTest, DiagProductsAreReproducible) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  for (const test::Shape& s : {test::Shape{300, 300}, test::Shape{6, 30000}}) {
+    SCOPED_TRACE(::testing::Message() << s);
+    const CuMatrix<Real> M(test::RandomMatrix<Real>(s.rows, s.cols, &rng));
+    const CuMatrix<Real> N(test::RandomMatrix<Real>(s.rows, s.cols, &rng));
+    for (MatrixTransposeType tm : {kNoTrans, kTrans}) {
+      for (MatrixTransposeType tn : {kNoTrans, kTrans}) {
+        if (tm == tn && s.rows != s.cols) continue;  // op(M) op(N) needs a square M then
+        const int dim = tm == kNoTrans ? s.rows : s.cols;
+        CuVector<Real> a(dim), b(dim);
+        a.AddDiagMatMat(1, M, tm, N, tn, 0);
+        b.AddDiagMatMat(1, M, tm, N, tn, 0);
+        const Vector<Real> ha(a), hb(b);
+        for (int i = 0; i < dim; ++i)
+          ASSERT_EQ(ha(i), hb(i)) << "element " << i << " transM " << (tm == kTrans) << " transN "
+                                  << (tn == kTrans);
+      }
+    }
+  }
 }
 
 TYPED_TEST(CuVectorOpsTest, AddDiagMatMatWithMEqualToNIsAddDiagMat2) {

@@ -1,0 +1,109 @@
+// cudamatrix/cu-readback.cc: the per-thread, per-device ReadbackSlot of host-result reductions.
+// SPDX-License-Identifier: Apache-2.0
+#include "cudamatrix/internal/cu-readback.h"
+
+#if CUCTX_HAVE_CUDA
+#include "base/error.h"
+#include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-graph.h"
+#include "cudamatrix/cu-pinned.h"
+
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace cuctx {
+namespace internal {
+
+namespace {
+// The pinned buffer: the result (or CopyToHost's bytes) from byte 0, the flag at kFlagOffset.
+constexpr size_t kResultBytes = 64;
+constexpr size_t kFlagOffset = 32;
+}  // namespace
+
+ReadbackSlot::ReadbackSlot(int device) : device_(device) {
+  // The workspace comes straight from CUDA, not from the caching allocator: it lives as long as
+  // the thread, and taken from the allocator it would count as memory in use and could land in a
+  // CuPlannedScope's or a graph's memory when a thread's first reduction runs inside one.
+  // cudaMalloc may wait for the device, which would break another thread's capture in progress
+  // (a synchronous cudaMemset did, in cu-graph-test); the zeroing is queued on the thread's stream,
+  // ahead of the first reduction that uses the workspace.
+  OutsideCaptures([this] { CUCTX_CUDA_CHECK(cudaMalloc(&work_, ReduceWorkspaceBytes())); });
+  CUCTX_CUDA_CHECK(cudaMemsetAsync(work_, 0, ReduceWorkspaceBytes(), cudaStreamPerThread));
+  // Page-locked memory is mapped into the device's address space (unified addressing).
+  result_host_ = PinnedHostAllocator::ForDevice(device).Allocate(kResultBytes);
+  CUCTX_CUDA_CHECK(cudaHostGetDevicePointer(&result_device_, result_host_, 0));
+  done_host_ =
+      reinterpret_cast<volatile unsigned int*>(static_cast<char*>(result_host_) + kFlagOffset);
+  done_device_ = reinterpret_cast<unsigned int*>(static_cast<char*>(result_device_) + kFlagOffset);
+}
+
+ReadbackSlot::~ReadbackSlot() {
+  // At thread exit. Freeing waits for the device, which must not happen while another thread
+  // captures a graph; errors (e.g. the runtime already unloading at process exit) are ignored.
+  try {
+    OutsideCaptures([this] { cudaFree(work_); });
+    PinnedHostAllocator::ForDevice(device_).Free(result_host_);
+  } catch (...) {
+  }
+}
+
+void ReadbackSlot::CopyToHost(void* host_dst, const void* device_src, size_t bytes,
+                              CuStream stream) const {
+  CUCTX_CHECK(bytes <= kCopyBytes)
+      << "ReadbackSlot::CopyToHost: " << bytes << " bytes asked, at most " << kCopyBytes;
+  cudaStream_t s = static_cast<cudaStream_t>(stream);
+  CUCTX_CUDA_CHECK(cudaMemcpyAsync(result_host_, device_src, bytes, cudaMemcpyDeviceToHost, s));
+  CUCTX_CUDA_CHECK(cudaStreamSynchronize(s));
+  std::memcpy(host_dst, result_host_, bytes);
+}
+
+void ReadbackSlot::WaitFor(CuStream stream) const {
+  // Spin on the flag (checking the clock every 256 reads) for up to kSpinSeconds; a longer
+  // reduction, or one that failed, is waited for through the stream, which reports errors.
+  const auto start = std::chrono::steady_clock::now();
+  for (unsigned int reads = 1; *done_host_ == 0; ++reads) {
+    if (reads % 256 != 0) continue;
+    const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - start;
+    if (waited.count() > kSpinSeconds) {
+      CUCTX_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+      CUCTX_CHECK(*done_host_ != 0)
+          << "a reduction kernel finished without storing its result (device " << device_ << ")";
+      break;
+    }
+  }
+}
+
+namespace {
+// The calling thread's slots, indexed by device id.
+std::vector<std::unique_ptr<ReadbackSlot>>& ThreadSlots() {
+  thread_local std::vector<std::unique_ptr<ReadbackSlot>> slots;
+  return slots;
+}
+}  // namespace
+
+void ReleaseThreadReadbackSlots() { ThreadSlots().clear(); }
+
+ReadbackSlot& ThreadReadbackSlot() {
+  std::vector<std::unique_ptr<ReadbackSlot>>& slots = ThreadSlots();
+  const int device = CuDevice::Instantiate().DeviceId();
+  CUCTX_CHECK(device >= 0) << "a device reduction ran with no GPU selected";
+  if (static_cast<size_t>(device) >= slots.size()) slots.resize(device + 1);
+  std::unique_ptr<ReadbackSlot>& slot = slots[device];
+  if (slot == nullptr) slot = std::make_unique<ReadbackSlot>(device);
+  return *slot;
+}
+
+}  // namespace internal
+}  // namespace cuctx
+#else
+namespace cuctx {
+namespace internal {
+void ReleaseThreadReadbackSlots() {}
+}  // namespace internal
+}  // namespace cuctx
+#endif  // CUCTX_HAVE_CUDA
