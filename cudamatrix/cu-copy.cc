@@ -23,6 +23,7 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/internal/cu-readback.h"
 
 #include <cuda_runtime.h>
 #endif
@@ -506,6 +507,13 @@ void Copy(const char* what, bool to_device, void* dst, size_t dst_pitch, const v
     // Also for host->device: the caller may overwrite the source as soon as we return.
     SynchronizeThreadStream();
     counters.pinned.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (!to_device && rows == 1 && row_bytes <= internal::ReadbackSlot::kCopyBytes) {
+    // A few bytes (an element through CuValue, a solver's info): one copy into the thread's
+    // mapped pinned slot and one wait, which costs less than the driver's pageable staging.
+    internal::ThreadReadbackSlot().CopyToHost(dst, src, row_bytes, internal::ThreadStream());
+    counters.pageable_direct.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   const CuCopyOptions opts = GetCopyOptions();

@@ -91,7 +91,8 @@ CuCopyOptions GetCopyOptions();
 struct CuCopyStats {
   int64 num_host_only = 0;        // copies done with memcpy because no GPU is selected
   int64 num_pinned = 0;           // path 1: the host side was page-locked
-  int64 num_pageable_direct = 0;  // path 2: small pageable copies handed to the driver
+  int64 num_pageable_direct = 0;  // path 2: small pageable copies handed to the driver (device to
+                                  // host of at most 32 bytes: through the read-back slot)
   int64 num_staged = 0;           // path 3: chunked through staging buffers
   int64 num_staged_pieces = 0;    // pieces of those staged copies
   int64 bytes_staged = 0;
