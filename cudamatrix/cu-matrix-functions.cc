@@ -34,14 +34,6 @@ void CheckLimits(const char* op, double lower, double upper) {
   CUCTX_CHECK(lower <= upper) << op << ": lower limit " << lower << " > upper limit " << upper;
 }
 
-// One single-pass reduction on `stream` and one read-back (which waits for the stream).
-template <typename Real>
-inline Real DeviceReduce(MatrixDim dim, const Real* data, MatReduce op, Real tol, CuStream stream) {
-  return internal::ReduceToHost<Real>([&](void* work, Real* out, unsigned int* done) {
-    LaunchMatReduce(dim, data, op, tol, work, out, done, stream);
-  });
-}
-
 // The GPU branches shared by the maps and by the broadcasts (internal::RunOnGpu): queue the kernel
 // and return true in GPU mode, return false (the caller runs the CPU fallback) otherwise.
 template <typename Real>
@@ -359,8 +351,9 @@ Real CuMatrixBase<Real>::Max() const {
   internal::CheckNotCapturing("CuMatrixBase::Max");
   CUCTX_CHECK(!Empty()) << "CuMatrix::Max: empty matrix " << ShapeText(*this);
   Real result = 0;
-  if (internal::RunOnGpu(
-          [&](CuStream s) { result = DeviceReduce(Dim(), data_, MatReduce::kMax, Real(0), s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        result = internal::MatReduceToHost(Dim(), data_, MatReduce::kMax, Real(0), s);
+      }))
     return result;
   return CpuView().Max();
 }
@@ -371,8 +364,9 @@ Real CuMatrixBase<Real>::Min() const {
   internal::CheckNotCapturing("CuMatrixBase::Min");
   CUCTX_CHECK(!Empty()) << "CuMatrix::Min: empty matrix " << ShapeText(*this);
   Real result = 0;
-  if (internal::RunOnGpu(
-          [&](CuStream s) { result = DeviceReduce(Dim(), data_, MatReduce::kMin, Real(0), s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        result = internal::MatReduceToHost(Dim(), data_, MatReduce::kMin, Real(0), s);
+      }))
     return result;
   return CpuView().Min();
 }
@@ -385,26 +379,20 @@ Real CuMatrixBase<Real>::Trace(bool check_square) const {
       << "CuMatrix::Trace: matrix " << ShapeText(*this) << " is not square";
   if (Empty()) return 0;
   Real result = 0;
-  if (internal::RunOnGpu(
-          [&](CuStream s) { result = DeviceReduce(Dim(), data_, MatReduce::kTrace, Real(0), s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        result = internal::MatReduceToHost(Dim(), data_, MatReduce::kTrace, Real(0), s);
+      }))
     return result;
   return CpuView().Trace(check_square);
-}
-
-// The device-result reductions: the result stays on the device, written into `result`.
-template <typename Real>
-inline void DeviceReduceTo(MatrixDim dim, const Real* data, MatReduce op, Real* result,
-                           CuStream stream) {
-  internal::ReduceOnDevice(
-      [&](void* work) { LaunchMatReduce(dim, data, op, Real(0), work, result, nullptr, stream); });
 }
 
 template <typename Real>
 void CuMatrixBase<Real>::Max(CuValue<Real> result) const {
   internal::CuOpScope op_scope("CuMatrix::Max");
   CUCTX_CHECK(!Empty()) << "CuMatrix::Max: empty matrix " << ShapeText(*this);
-  if (internal::RunOnGpu(
-          [&](CuStream s) { DeviceReduceTo(Dim(), data_, MatReduce::kMax, result.Data(), s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        internal::MatReduceOnDevice(Dim(), data_, MatReduce::kMax, result.Data(), s);
+      }))
     return;
   *result.Data() = CpuView().Max();
 }
@@ -413,8 +401,9 @@ template <typename Real>
 void CuMatrixBase<Real>::Min(CuValue<Real> result) const {
   internal::CuOpScope op_scope("CuMatrix::Min");
   CUCTX_CHECK(!Empty()) << "CuMatrix::Min: empty matrix " << ShapeText(*this);
-  if (internal::RunOnGpu(
-          [&](CuStream s) { DeviceReduceTo(Dim(), data_, MatReduce::kMin, result.Data(), s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        internal::MatReduceOnDevice(Dim(), data_, MatReduce::kMin, result.Data(), s);
+      }))
     return;
   *result.Data() = CpuView().Min();
 }
@@ -424,8 +413,9 @@ void CuMatrixBase<Real>::Trace(CuValue<Real> result, bool check_square) const {
   internal::CuOpScope op_scope("CuMatrix::Trace");
   CUCTX_CHECK(!check_square || num_rows_ == num_cols_)
       << "CuMatrix::Trace: matrix " << ShapeText(*this) << " is not square";
-  if (internal::RunOnGpu(
-          [&](CuStream s) { DeviceReduceTo(Dim(), data_, MatReduce::kTrace, result.Data(), s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        internal::MatReduceOnDevice(Dim(), data_, MatReduce::kTrace, result.Data(), s);
+      }))
     return;
   *result.Data() = Empty() ? Real(0) : CpuView().Trace(check_square);
 }
@@ -436,8 +426,9 @@ bool CuMatrixBase<Real>::IsUnit(Real tol) const {
   internal::CheckNotCapturing("CuMatrixBase::IsUnit");
   if (Empty()) return true;
   Real off_unit = 0;
-  if (internal::RunOnGpu(
-          [&](CuStream s) { off_unit = DeviceReduce(Dim(), data_, MatReduce::kOffUnit, tol, s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        off_unit = internal::MatReduceToHost(Dim(), data_, MatReduce::kOffUnit, tol, s);
+      }))
     return off_unit == 0;
   return CpuView().IsUnit(tol);
 }

@@ -18,7 +18,6 @@
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/internal/cu-kernels.h"
-#include "cudamatrix/internal/cu-readback.h"
 #include "cudamatrix/internal/cu-solver-wrappers.h"
 
 #include <cuda_runtime.h>
@@ -39,7 +38,7 @@ constexpr cublasFillMode_t kRowMajorLower = CUBLAS_FILL_MODE_UPPER;
 
 // Factors the packed (lda = n) copy `a` in place with potrf and, with `invert`, replaces the
 // factor by the inverse with potri. Both infos land in one device buffer that is read back once
-// through the thread's read-back slot (this waits for the stream). Returns potrf's info (0, or k > 0 when the leading minor of order k
+// (a few bytes: through the thread's read-back slot; this waits for the stream). Returns potrf's info (0, or k > 0 when the leading minor of order k
 // is not positive definite), else potri's (k > 0: the factor has a zero diagonal element).
 template <typename Real>
 int FactorOnDevice(Real* a, int n, bool invert) {
@@ -63,8 +62,7 @@ int FactorOnDevice(Real* a, int n, bool invert) {
     CUCTX_CUSOLVER_CHECK(
         internal::CusolverPotri(h, kRowMajorLower, n, a, n, d_work, lwork, d_info + 1));
   int h_info[2] = {0, 0};
-  internal::ThreadReadbackSlot().CopyToHost(h_info, d_info, (invert ? 2 : 1) * sizeof(int),
-                                            internal::ThreadStream());
+  CopyDeviceToHost(h_info, d_info, (invert ? 2 : 1) * sizeof(int));
   return h_info[0] != 0 ? h_info[0] : h_info[1];
 }
 

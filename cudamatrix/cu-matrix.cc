@@ -23,15 +23,6 @@
 namespace cuctx {
 namespace {
 
-// One reduction on `stream` and one read-back (which waits for the stream).
-template <typename Real>
-inline Real DeviceSum(MatrixDim dim, const Real* data, bool squares, CuStream stream) {
-  const MatReduce op = squares ? MatReduce::kSumSquares : MatReduce::kSum;
-  return internal::ReduceToHost<Real>([&](void* work, Real* out, unsigned int* done) {
-    LaunchMatReduce(dim, data, op, Real(0), work, out, done, stream);
-  });
-}
-
 using internal::HostView;
 using internal::Overlap;
 using internal::ShapeText;
@@ -269,7 +260,10 @@ Real CuMatrixBase<Real>::Sum() const {
   internal::CheckNotCapturing("CuMatrixBase::Sum");
   if (Empty()) return 0;
   Real sum = 0;
-  if (internal::RunOnGpu([&](CuStream s) { sum = DeviceSum(Dim(), data_, false, s); })) return sum;
+  if (internal::RunOnGpu([&](CuStream s) {
+        sum = internal::MatReduceToHost(Dim(), data_, MatReduce::kSum, Real(0), s);
+      }))
+    return sum;
   return CpuView().Sum();
 }
 
@@ -291,7 +285,9 @@ Real CuMatrixBase<Real>::FrobeniusNorm() const {
   internal::CheckNotCapturing("CuMatrixBase::FrobeniusNorm");
   if (Empty()) return 0;
   Real sum_sq = 0;
-  if (internal::RunOnGpu([&](CuStream s) { sum_sq = DeviceSum(Dim(), data_, true, s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        sum_sq = internal::MatReduceToHost(Dim(), data_, MatReduce::kSumSquares, Real(0), s);
+      }))
     return std::sqrt(sum_sq);
   return CpuView().FrobeniusNorm();
 }

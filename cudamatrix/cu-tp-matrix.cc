@@ -9,7 +9,6 @@
 #include "cudamatrix/cu-sp-matrix.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
-#include "cudamatrix/internal/cu-readback.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 namespace cuctx {
@@ -44,7 +43,7 @@ void CuTpMatrix<Real>::Invert() {
   internal::CuOpScope op_scope("CuTpMatrix::Invert");
   const MatrixIndexT n = this->num_rows_;
   if (n == 0) return;
-  if (internal::RunOnGpu([&](CuStream s) {
+  if (internal::RunOnGpu([&](CuStream) {
         CuMatrix<Real> full(n, n, kUndefined);
         full.CopyFromTp(*this);
         internal::ScopedStorage info(sizeof(int));
@@ -52,8 +51,7 @@ void CuTpMatrix<Real>::Invert() {
         internal::InvertLowerOnDevice(full.Data(), n, full.Stride(),
                                       static_cast<int*>(info.Data()));
         int h_info = 0;
-        internal::ThreadReadbackSlot().CopyToHost(&h_info, info.Data(), sizeof(int),
-                                                  s);  // after trtri
+        CopyDeviceToHost(&h_info, info.Data(), sizeof(int));  // waits for trtri
         if (h_info != 0)
           CUCTX_ERR << "CuTpMatrix::Invert: the " << n << "x" << n
                     << " triangular matrix is singular (diagonal element " << h_info - 1

@@ -21,23 +21,6 @@ namespace {
 
 using internal::VecDim;
 
-// One whole-vector reduction (sum, max or min) on `stream`, read back (which waits for it).
-template <typename Real>
-inline Real DeviceReduce(MatReduce op, const Real* data, MatrixIndexT dim, CuStream stream) {
-  return internal::ReduceToHost<Real>([&](void* work, Real* out, unsigned int* done) {
-    LaunchMatReduce(VecDim(dim), data, op, Real(0), work, out, done, stream);
-  });
-}
-
-// The same reduction with the result left on the device at `result`.
-template <typename Real>
-inline void DeviceReduceTo(MatReduce op, const Real* data, MatrixIndexT dim, Real* result,
-                           CuStream stream) {
-  internal::ReduceOnDevice([&](void* work) {
-    LaunchMatReduce(VecDim(dim), data, op, Real(0), work, result, nullptr, stream);
-  });
-}
-
 using internal::HostView;
 
 // Throws if the vector's elements share memory with the matrix's span (the kernels read M while
@@ -89,7 +72,9 @@ Real CuVectorBase<Real>::Sum() const {
   internal::CheckNotCapturing("CuVectorBase::Sum");
   if (dim_ == 0) return 0;
   Real sum = 0;
-  if (internal::RunOnGpu([&](CuStream s) { sum = DeviceReduce(MatReduce::kSum, data_, dim_, s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        sum = internal::MatReduceToHost(VecDim(dim_), data_, MatReduce::kSum, Real(0), s);
+      }))
     return sum;
   return CpuView().Sum();
 }
@@ -100,8 +85,9 @@ Real CuVectorBase<Real>::Max() const {
   internal::CheckNotCapturing("CuVectorBase::Max");
   CUCTX_CHECK(dim_ > 0) << "CuVector::Max: empty vector";
   Real result = 0;
-  if (internal::RunOnGpu(
-          [&](CuStream s) { result = DeviceReduce(MatReduce::kMax, data_, dim_, s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        result = internal::MatReduceToHost(VecDim(dim_), data_, MatReduce::kMax, Real(0), s);
+      }))
     return result;
   return CpuView().Max();
 }
@@ -112,8 +98,9 @@ Real CuVectorBase<Real>::Min() const {
   internal::CheckNotCapturing("CuVectorBase::Min");
   CUCTX_CHECK(dim_ > 0) << "CuVector::Min: empty vector";
   Real result = 0;
-  if (internal::RunOnGpu(
-          [&](CuStream s) { result = DeviceReduce(MatReduce::kMin, data_, dim_, s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        result = internal::MatReduceToHost(VecDim(dim_), data_, MatReduce::kMin, Real(0), s);
+      }))
     return result;
   return CpuView().Min();
 }
@@ -121,8 +108,9 @@ Real CuVectorBase<Real>::Min() const {
 template <typename Real>
 void CuVectorBase<Real>::Sum(CuValue<Real> result) const {
   internal::CuOpScope op_scope("CuVector::Sum");
-  if (internal::RunOnGpu(
-          [&](CuStream s) { DeviceReduceTo(MatReduce::kSum, data_, dim_, result.Data(), s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        internal::MatReduceOnDevice(VecDim(dim_), data_, MatReduce::kSum, result.Data(), s);
+      }))
     return;
   *result.Data() = dim_ == 0 ? Real(0) : CpuView().Sum();
 }
@@ -131,8 +119,9 @@ template <typename Real>
 void CuVectorBase<Real>::Max(CuValue<Real> result) const {
   internal::CuOpScope op_scope("CuVector::Max");
   CUCTX_CHECK(dim_ > 0) << "CuVector::Max: empty vector";
-  if (internal::RunOnGpu(
-          [&](CuStream s) { DeviceReduceTo(MatReduce::kMax, data_, dim_, result.Data(), s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        internal::MatReduceOnDevice(VecDim(dim_), data_, MatReduce::kMax, result.Data(), s);
+      }))
     return;
   *result.Data() = CpuView().Max();
 }
@@ -141,8 +130,9 @@ template <typename Real>
 void CuVectorBase<Real>::Min(CuValue<Real> result) const {
   internal::CuOpScope op_scope("CuVector::Min");
   CUCTX_CHECK(dim_ > 0) << "CuVector::Min: empty vector";
-  if (internal::RunOnGpu(
-          [&](CuStream s) { DeviceReduceTo(MatReduce::kMin, data_, dim_, result.Data(), s); }))
+  if (internal::RunOnGpu([&](CuStream s) {
+        internal::MatReduceOnDevice(VecDim(dim_), data_, MatReduce::kMin, result.Data(), s);
+      }))
     return;
   *result.Data() = CpuView().Min();
 }

@@ -26,8 +26,7 @@ using internal::ShapeText;
 // The double a reduction launcher left at the start of its workspace; waits for the stream.
 inline double ReadBackDouble(internal::ScopedStorage* work) {
   double result = 0;
-  internal::ThreadReadbackSlot().CopyToHost(&result, work->Data(), sizeof(double),
-                                            internal::ThreadStream());
+  CopyDeviceToHost(&result, work->Data(), sizeof(double));
   return result;
 }
 

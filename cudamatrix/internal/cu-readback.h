@@ -97,6 +97,22 @@ inline void ReduceOnDevice(Launch&& launch) {
   launch(work.Data());
 }
 
+// One whole-matrix reduction (LaunchMatReduce; a vector is one row, internal::VecDim) on
+// `stream`, its value returned to the host / left on the device at `result`.
+template <typename Real>
+inline Real MatReduceToHost(MatrixDim dim, const Real* data, MatReduce op, Real tol,
+                            CuStream stream) {
+  return ReduceToHost<Real>([&](void* work, Real* out, unsigned int* done) {
+    LaunchMatReduce(dim, data, op, tol, work, out, done, stream);
+  });
+}
+template <typename Real>
+inline void MatReduceOnDevice(MatrixDim dim, const Real* data, MatReduce op, Real* result,
+                              CuStream stream) {
+  ReduceOnDevice(
+      [&](void* work) { LaunchMatReduce(dim, data, op, Real(0), work, result, nullptr, stream); });
+}
+
 }  // namespace internal
 }  // namespace cuctx
 
