@@ -13,6 +13,7 @@
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-graph.h"
+#include "cudamatrix/internal/cu-device-scope.h"
 
 #include <cuda_runtime.h>
 
@@ -25,31 +26,7 @@ namespace cuctx {
 #if CUCTX_HAVE_CUDA
 namespace {
 
-// Makes `device` current for the scope when another one is, and restores the caller's device
-// afterwards. Reports failures through Status() instead of throwing, so that Release() and the
-// destructor can use it too.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    status_ = cudaGetDevice(&previous_);
-    if (status_ == cudaSuccess && previous_ != device) {
-      status_ = cudaSetDevice(device);
-      restore_ = status_ == cudaSuccess;
-    }
-  }
-  ~DeviceScope() {
-    if (restore_) CUCTX_CUDA_CHECK_NOTHROW(cudaSetDevice(previous_));
-  }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
-  cudaError_t Status() const { return status_; }
-
- private:
-  cudaError_t status_ = cudaSuccess;
-  int previous_ = -1;
-  bool restore_ = false;
-};
+using internal::DeviceScope;
 
 class AsyncAllocatorUpstream : public CuAllocatorUpstream {
  public:
@@ -114,6 +91,14 @@ class AsyncAllocatorUpstream : public CuAllocatorUpstream {
       CUCTX_CUDA_CHECK(scope.Status());
       internal::OutsideCaptures([] { CUCTX_CUDA_CHECK(cudaDeviceSynchronize()); });
     }
+  }
+
+  void GrantPeerAccess(int peer) override {
+    cudaMemAccessDesc desc = {};
+    desc.location.type = cudaMemLocationTypeDevice;
+    desc.location.id = peer;
+    desc.flags = cudaMemAccessFlagsProtReadWrite;
+    CUCTX_CUDA_CHECK(cudaMemPoolSetAccess(pool_, &desc, 1));
   }
 
   void MemoryInfo(size_t* free_bytes, size_t* total_bytes) override {

@@ -8,6 +8,7 @@
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-graph.h"
+#include "cudamatrix/internal/cu-device-scope.h"
 
 #include <cuda_runtime.h>
 
@@ -58,11 +59,17 @@ class CudaAllocatorUpstream : public CuAllocatorUpstream {
     if (synchronize_gpu_) {
       synchronize_gpu_();
     } else {
-      internal::OutsideCaptures([] { CUCTX_CUDA_CHECK(cudaDeviceSynchronize()); });
+      internal::OutsideCaptures([this] {
+        internal::DeviceScope scope(device_);
+        CUCTX_CUDA_CHECK(scope.Status());
+        CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
+      });
     }
   }
 
   void MemoryInfo(size_t* free_bytes, size_t* total_bytes) override {
+    internal::DeviceScope scope(device_);  // asked from a thread of another device at times
+    CUCTX_CUDA_CHECK(scope.Status());
     CUCTX_CUDA_CHECK(cudaMemGetInfo(free_bytes, total_bytes));
   }
 

@@ -72,6 +72,12 @@ class CuAllocatorUpstream {
   // What this upstream is, for messages ("CUDA device 0", "host memory").
   virtual std::string Name() const = 0;
 
+  // Lets kernels on device `peer` access this upstream's memory, present and future. Called by
+  // CuDevice after enabling peer access between the two devices (which covers cudaMalloc memory
+  // by itself, hence the default no-op); upstreams that map memory themselves (VMM) or own a pool
+  // (cudaMallocAsync) add the peer to their access lists. Thread-safe with the other calls.
+  virtual void GrantPeerAccess(int peer) { (void)peer; }
+
   // ---- Expandable regions (virtual memory management) ----------------------------------------
   // An upstream that can reserve address space and map memory into it returns its mapping
   // granularity in bytes (a multiple of 256; 2 MiB for CUDA on the H100), else 0 (the default);

@@ -5,7 +5,7 @@
 // Reserve() takes address space (cuMemAddressReserve); Map() backs it granule by granule with
 // physical memory (cuMemCreate + cuMemMap, one allocation per granule so that any granule can be
 // unmapped on its own later) and grants access (cuMemSetAccess) to every device in the access
-// list: today the owning device, later its peers. The handle of each granule is released right
+// list: the owning device and the peers CuDevice connected it to (GrantPeerAccess). The handle of each granule is released right
 // after it is mapped: the driver keeps the memory while the mapping exists and frees it at
 // cuMemUnmap, so nothing here has to remember handles. Allocate()/Release() (pass-through mode),
 // SynchronizeAllStreams() and MemoryInfo() are those of the cudaMalloc upstream.
@@ -21,11 +21,14 @@
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-graph.h"
+#include "cudamatrix/internal/cu-device-scope.h"
 #include "cudamatrix/internal/cu-driver.h"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <mutex>
+#include <set>
 #include <sstream>
 #endif
 
@@ -117,7 +120,24 @@ class VmmAllocatorUpstream : public CuAllocatorUpstream {
     return reinterpret_cast<void*>(p);
   }
 
+  void GrantPeerAccess(int peer) override {
+    std::lock_guard<std::mutex> lock(access_mutex_);
+    CUdevice cu_peer = 0;
+    CUCTX_CU_CHECK(api_.DeviceGet(&cu_peer, peer));
+    for (const CUmemAccessDesc& d : access_)
+      if (d.location.id == cu_peer) return;
+    CUmemAccessDesc desc = {};
+    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    desc.location.id = cu_peer;
+    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    // Memory mapped so far: one call per granule (each was mapped on its own).
+    for (char* granule : mapped_)
+      CUCTX_CU_CHECK(api_.SetAccess(Address(granule), granule_, &desc, 1));
+    access_.push_back(desc);
+  }
+
   bool Map(void* addr, size_t bytes) override {
+    std::lock_guard<std::mutex> lock(access_mutex_);
     char* const begin = static_cast<char*>(addr);
     size_t done = 0;
     for (; done < bytes; done += granule_) {
@@ -142,6 +162,7 @@ class VmmAllocatorUpstream : public CuAllocatorUpstream {
       if (a == CUDA_ERROR_OUT_OF_MEMORY) return false;
       CUCTX_CU_CHECK(a);
     }
+    for (size_t off = 0; off < bytes; off += granule_) mapped_.insert(begin + off);
     return true;
   }
 
@@ -150,6 +171,7 @@ class VmmAllocatorUpstream : public CuAllocatorUpstream {
     // CUDA refuses the device sync while a graph capture runs: wait for captures to end. A
     // capturing thread unmaps only its graph's private pool, which no device work has used yet.
     auto unmap = [&] {
+      std::lock_guard<std::mutex> lock(access_mutex_);
       for (const auto& range : ranges) UnmapGranules(static_cast<char*>(range.first), range.second);
     };
     try {
@@ -157,6 +179,8 @@ class VmmAllocatorUpstream : public CuAllocatorUpstream {
         internal::RunInRelaxedCaptureMode(unmap);
       else
         internal::OutsideCaptures([&] {
+          internal::DeviceScope scope(device_);  // the thread may belong to another device
+          CUCTX_CUDA_CHECK(scope.Status());
           CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
           unmap();
         });
@@ -172,8 +196,10 @@ class VmmAllocatorUpstream : public CuAllocatorUpstream {
  private:
   // Each granule was mapped on its own, so each is unmapped on its own.
   void UnmapGranules(char* begin, size_t bytes) noexcept {
-    for (size_t off = 0; off < bytes; off += granule_)
+    for (size_t off = 0; off < bytes; off += granule_) {
       CUCTX_CU_CHECK_NOTHROW(api_.Unmap(Address(begin + off), granule_));
+      mapped_.erase(begin + off);
+    }
   }
 
   const VmmDriverApi& api_;
@@ -181,9 +207,13 @@ class VmmAllocatorUpstream : public CuAllocatorUpstream {
   const size_t granule_;
   std::unique_ptr<CuAllocatorUpstream> cuda_;
   CUmemAllocationProp prop_;
-  // Who may access mapped memory: the owning device first; peers are appended when peer access
-  // is enabled (every new mapping gets the whole list).
+  // Guards access_ and mapped_: GrantPeerAccess comes from the thread setting up another device.
+  std::mutex access_mutex_;
+  // Who may access mapped memory: the owning device first; peers are appended by
+  // GrantPeerAccess (every new mapping gets the whole list).
   std::vector<CUmemAccessDesc> access_;
+  // The base address of every granule mapped now, so that a new peer can be granted access.
+  std::set<char*> mapped_;
 };
 
 }  // namespace

@@ -111,7 +111,10 @@ void CuArray<T>::Resize(MatrixIndexT dim, MatrixResizeType resize_type) {
     if (resize_type == kSetZero) this->SetZero();
     return;
   }
+  if (resize_type == kCopyData && this->dim_ > 0)
+    internal::CheckObjectDevice("CuArray", this->device_, this->data_);
   CuArray<T> fresh;
+  fresh.device_ = internal::ThreadObjectDevice();
   fresh.data_ = static_cast<T*>(internal::AllocStorage(dim * sizeof(T)));
   fresh.dim_ = dim;
   if (resize_type == kCopyData) {
@@ -127,6 +130,7 @@ void CuArray<T>::Resize(MatrixIndexT dim, MatrixResizeType resize_type) {
 template <typename T>
 void CuArray<T>::Swap(CuArray<T>* other) {
   std::swap(this->data_, other->data_);
+  std::swap(this->device_, other->device_);
   std::swap(this->dim_, other->dim_);
 }
 
@@ -158,7 +162,7 @@ void CuArray<T>::CopyFromVec2(const std::vector<T>& src) {
 
 template <typename T>
 CuSubArray<T>::CuSubArray(const CuArrayBase<T>& src, MatrixIndexT offset, MatrixIndexT dim)
-    : CuArrayBase<T>(const_cast<T*>(src.Data()), dim) {
+    : CuArrayBase<T>(const_cast<T*>(src.Data()), dim, src.DeviceId()) {
   CUCTX_CHECK(offset >= 0 && dim >= 0 && offset + dim <= src.Dim())
       << "CuSubArray: range [" << offset << ", " << offset + dim << ") outside array of dimension "
       << src.Dim();

@@ -31,8 +31,17 @@ class CuArrayBase {
  public:
   MatrixIndexT Dim() const { return dim_; }
   // Device pointer in GPU mode (host pointer otherwise); nullptr when empty.
-  T* Data() { return data_; }
-  const T* Data() const { return data_; }
+  // Throws cuctx::Error when the calling thread uses another device than the array's.
+  T* Data() {
+    internal::CheckObjectDevice("CuArray", device_, data_);
+    return data_;
+  }
+  const T* Data() const {
+    internal::CheckObjectDevice("CuArray", device_, data_);
+    return data_;
+  }
+  // The device the elements are on, as CuMatrixBase::DeviceId().
+  int DeviceId() const { return device_; }
 
   // Sets every element to zero bytes.
   void SetZero();
@@ -69,13 +78,14 @@ class CuArrayBase {
 
  protected:
   CuArrayBase() = default;
-  CuArrayBase(T* data, MatrixIndexT dim) : data_(data), dim_(dim) {}
+  CuArrayBase(T* data, MatrixIndexT dim, int device) : data_(data), dim_(dim), device_(device) {}
   CuArrayBase(const CuArrayBase&) = default;
   CuArrayBase& operator=(const CuArrayBase&) = default;
   ~CuArrayBase() = default;
 
   T* data_ = nullptr;
   MatrixIndexT dim_ = 0;
+  int device_ = -1;  // see DeviceId()
 };
 
 // Owns an array of Dim() elements (device memory in GPU mode, host memory otherwise).
@@ -131,7 +141,8 @@ class CuSubArray : public CuArrayBase<T> {
   // Elements [offset, offset + dim) of src; throws if the range is outside src.
   CuSubArray(const CuArrayBase<T>& src, MatrixIndexT offset, MatrixIndexT dim);
   // A view of dim elements at data (device memory in GPU mode).
-  CuSubArray(const T* data, MatrixIndexT dim) : CuArrayBase<T>(const_cast<T*>(data), dim) {}
+  CuSubArray(const T* data, MatrixIndexT dim)
+      : CuArrayBase<T>(const_cast<T*>(data), dim, internal::ThreadObjectDevice()) {}
   CuSubArray(const CuSubArray<T>& other) = default;
   CuSubArray<T>& operator=(const CuSubArray<T>&) = delete;
 };

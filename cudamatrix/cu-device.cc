@@ -14,8 +14,10 @@
 #include "cudamatrix/internal/cu-alloc-scope.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -26,6 +28,7 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/internal/cu-device-scope.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
 #include <cublas_v2.h>
@@ -38,17 +41,28 @@
 namespace cuctx {
 namespace {
 
+// The most device ordinals a process can use (per-device tables below have this many slots, so
+// that threads read them without the mutex while another thread sets up a device).
+constexpr int kMaxDevices = 64;
+
 // State shared by all threads. Leaked on purpose: no CUDA call may run from a static destructor
 // after main returns.
 struct Registry {
   std::mutex mutex;
   std::atomic<int> device_id{-1};  // the process's selected device, -1 for none
   bool gpu_selected = false;       // a GPU was selected (selecting again is then an error)
+  bool cpu_selected = false;       // SelectGpuId("no") or a CPU fallback was chosen
   std::string no_gpu_reason = "no device selected yet (call SelectGpuId)";
-  // Per-device state, indexed by device ordinal; only the selected device's entry is filled today.
+  // Per-device state, indexed by device ordinal, filled when a device is first used (selected for
+  // the process or bound by a thread) and never emptied; written under `mutex`.
   std::vector<std::unique_ptr<CuDeviceProperties>> properties;
-  // Per-device caching allocators, indexed like `properties`.
+  // Per-device caching allocators, indexed like `properties`; `allocator_ptrs` mirrors them for
+  // reads without the mutex (a slot goes from null to its final value once).
   std::vector<std::unique_ptr<CuMemoryAllocator>> allocators;
+  std::array<std::atomic<CuMemoryAllocator*>, kMaxDevices> allocator_ptrs{};
+  // peer[a][b]: kernels on device a may access device b's memory (enabled by cuctx).
+  std::array<std::array<std::atomic<bool>, kMaxDevices>, kMaxDevices> peer{};
+  Registry() : properties(kMaxDevices), allocators(kMaxDevices) {}
   std::atomic<bool> debug_stride_mode{false};
   // The first thread that used the GPU, and whether others may (AllowMultithreading).
   bool has_owner = false;
@@ -182,40 +196,102 @@ void ReadProperties(int id, CuDeviceProperties* p) {
   CUCTX_CUDA_CHECK(cudaRuntimeGetVersion(&p->runtime_version));
 }
 
-// The device's allocator: the caching allocator over the upstream --cuda-allocator-upstream
+// Orders all threads' per-thread streams of device `id` (a no-op kernel on its legacy default
+// stream), whichever device the calling thread uses.
+void SynchronizeDevice(int id) {
+  internal::OutsideCaptures([id] {
+    internal::DeviceScope scope(id);
+    CUCTX_CUDA_CHECK(scope.Status());
+    LaunchNoOp(cudaStreamLegacy);
+  });
+}
+
+// Device `id`'s allocator: the caching allocator over the upstream --cuda-allocator-upstream
 // names (VMM when the device and driver support it), or the stream-ordered cudaMallocAsync
-// backend (--cuda-allocator=async).
+// backend (--cuda-allocator=async). Made with `id` current, so its upstream belongs to `id`.
 std::unique_ptr<CuMemoryAllocator> NewAllocator(const CuAllocatorOptions& options, int id) {
   std::string why_not;
   auto allocator = NewDeviceMemoryAllocator(
-      options, [] { SynchronizeGpu(); }, &why_not);
+      options, [id] { SynchronizeDevice(id); }, &why_not);
   if (!why_not.empty())
     CUCTX_VLOG(1) << "device " << id << ": no virtual memory management (" << why_not
                   << "); the allocator grows by cudaMalloc regions instead";
   return allocator;
 }
 
-// Makes `id` the process's device: creates its context and records its properties.
-void UseDevice(Registry& r, int id) {
-  CUCTX_CUDA_CHECK(cudaSetDevice(id));
+// Enables peer access both ways between `id` and every device already set up, where the hardware
+// allows it, and adds each to the other's allocator mappings. Called with r.mutex held.
+void ConnectPeers(Registry& r, int id) {
+  for (int other = 0; other < kMaxDevices; ++other) {
+    if (other == id || !r.allocators[other]) continue;
+    int ab = 0, ba = 0;
+    CUCTX_CUDA_CHECK(cudaDeviceCanAccessPeer(&ab, id, other));
+    CUCTX_CUDA_CHECK(cudaDeviceCanAccessPeer(&ba, other, id));
+    if (ab == 0 || ba == 0) {
+      CUCTX_LOG << "GPUs " << id << " and " << other
+                << " have no peer access: copies between them are staged through host memory";
+      continue;
+    }
+    for (const auto& [from, to] :
+         {std::pair<int, int>{id, other}, std::pair<int, int>{other, id}}) {
+      internal::DeviceScope scope(from);
+      CUCTX_CUDA_CHECK(scope.Status());
+      const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
+      if (e == cudaErrorPeerAccessAlreadyEnabled)
+        (void)cudaGetLastError();
+      else
+        CUCTX_CUDA_CHECK(e);
+      // Memory the allocator of `to` maps itself (VMM) lists its readers explicitly.
+      r.allocators[to]->Upstream().GrantPeerAccess(from);
+      r.peer[from][to].store(true);
+    }
+    CUCTX_LOG << "peer access between GPUs " << id << " and " << other << " enabled";
+  }
+}
+
+// Sets up device `id` for the process on first use: context, properties, allocator, peer access.
+// Leaves the calling thread's current device as it was. Called with r.mutex held.
+void SetUpDevice(Registry& r, int id) {
+  if (r.allocators[id]) return;
+  internal::DeviceScope scope(id);
+  CUCTX_CUDA_CHECK(scope.Status());
   CUCTX_CUDA_CHECK(cudaInitDevice(id, 0, 0));  // creates the context now, not at the first kernel
-  if (static_cast<int>(r.properties.size()) <= id) r.properties.resize(id + 1);
   r.properties[id] = std::make_unique<CuDeviceProperties>();
   ReadProperties(id, r.properties[id].get());
-  if (static_cast<int>(r.allocators.size()) <= id) r.allocators.resize(id + 1);
   CuAllocatorOptions options = CuDevice::AllocatorOptions();
   const char* cache_env = std::getenv("CUCTX_CUDA_CACHE_MEMORY");
   if (cache_env != nullptr && (std::string(cache_env) == "false" || std::string(cache_env) == "0"))
     options.cache_memory = false;
   r.allocators[id] = NewAllocator(options, id);
-  if (r.multithreading.load()) r.allocators[id]->AllowMultithreading();
+  // A second device means threads per device, which free each other's memory at times.
+  bool several = false;
+  for (int d = 0; d < kMaxDevices; ++d) several = several || (d != id && r.allocators[d]);
+  if (several) r.multithreading.store(true);
+  if (r.multithreading.load())
+    for (auto& allocator : r.allocators)
+      if (allocator) allocator->AllowMultithreading();
   r.allocators[id]->SetDebugStrideMode(r.debug_stride_mode.load());
+  ConnectPeers(r, id);
+  r.allocator_ptrs[id].store(r.allocators[id].get());
+}
+
+// "GPU 3: NVIDIA H100 80GB HBM3 (compute capability 9.0, 81079 MiB)" for a set-up device.
+std::string DeviceSummary(const Registry& r, int id) {
+  const CuDeviceProperties& p = *r.properties[id];
+  std::ostringstream out;
+  out << "GPU " << id << ": " << p.name << " (compute capability " << p.major << "." << p.minor
+      << ", " << (p.total_memory >> 20) << " MiB)";
+  return out.str();
+}
+
+// Makes `id` the process's device (setting it up first). Called with r.mutex held.
+void UseDevice(Registry& r, int id) {
+  SetUpDevice(r, id);
+  CUCTX_CUDA_CHECK(cudaSetDevice(id));
   r.gpu_selected = true;
   r.no_gpu_reason.clear();
   r.device_id.store(id);
-  const CuDeviceProperties& p = *r.properties[id];
-  CUCTX_LOG << "selected GPU " << id << ": " << p.name << " (compute capability " << p.major << "."
-            << p.minor << ", " << (p.total_memory >> 20) << " MiB)";
+  CUCTX_LOG << "selected " << DeviceSummary(r, id);
 }
 #endif  // CUCTX_HAVE_CUDA
 
@@ -230,7 +306,7 @@ CuDevice::CuDevice() { AttachToSelectedDevice(); }
 
 void CuDevice::AttachToSelectedDevice() {
 #if CUCTX_HAVE_CUDA
-  int id = GetRegistry().device_id.load();
+  int id = DeviceId();
   if (id >= 0 && id != device_id_) {
     CUCTX_CUDA_CHECK(cudaSetDevice(id));
     device_id_ = id;
@@ -238,9 +314,11 @@ void CuDevice::AttachToSelectedDevice() {
 #endif
 }
 
-CuDevice::~CuDevice() {
+CuDevice::~CuDevice() { DestroyHandles(); }
+
+void CuDevice::DestroyHandles() noexcept {
 #if CUCTX_HAVE_CUDA
-  // Thread exit: destroy this thread's handles without throwing.
+  // Thread exit or a new binding: destroy this thread's handles without throwing.
   if (cublas_ != nullptr) {
     cublasStatus_t s = cublasDestroy(cublas_);
     if (s != CUBLAS_STATUS_SUCCESS)
@@ -264,6 +342,10 @@ CuDevice::~CuDevice() {
       internal::WarnStatus(internal::kCusolverLib, s, "cusolverDnDestroy", __func__, __FILE__,
                            __LINE__);
   }
+  cublas_ = nullptr;
+  cusparse_ = nullptr;
+  curand_ = nullptr;
+  cusolver_ = nullptr;
 #endif
 }
 
@@ -276,6 +358,7 @@ void CuDevice::SelectGpuId(const std::string& use_gpu) {
     CUCTX_ERR << "SelectGpuId(\"" << use_gpu << "\") called after GPU " << r.device_id.load()
               << " was already selected; select the device once per process";
   if (use_gpu == "no") {
+    r.cpu_selected = true;
     r.no_gpu_reason = "--use-gpu=no";
     CUCTX_VLOG(1) << "using the CPU (--use-gpu=no)";
     return;
@@ -309,6 +392,7 @@ void CuDevice::SelectGpuId(const std::string& use_gpu) {
   }
   r.no_gpu_reason = reason;
   if (use_gpu == "optional") {
+    r.cpu_selected = true;
     CUCTX_WARN << "no usable GPU (" << reason << "); running on the CPU";
     return;
   }
@@ -340,17 +424,114 @@ void CuDevice::SelectAndInitializeGpuIdWithExistingCudaContext(int dev_id) {
 #endif
 }
 
-bool CuDevice::Enabled() const { return GetRegistry().device_id.load() >= 0; }
+void CuDevice::SelectGpuIdForThread(int dev_id) {
+#if CUCTX_HAVE_CUDA
+  const int count = DeviceCount();
+  CUCTX_CHECK(dev_id >= 0 && dev_id < count && dev_id < kMaxDevices)
+      << "SelectGpuIdForThread(" << dev_id << "): the process sees " << count
+      << " CUDA device(s), numbered 0 to " << count - 1 << " (after CUDA_VISIBLE_DEVICES)";
+  if (dev_id == bound_id_) return;
+  Registry& r = GetRegistry();
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    CUCTX_CHECK(!r.cpu_selected) << "SelectGpuIdForThread(" << dev_id
+                                 << "): this process runs on the CPU (" << r.no_gpu_reason << ")";
+    const bool new_device = !r.allocators[dev_id];
+    SetUpDevice(r, dev_id);
+    r.multithreading.store(true);  // binding threads to devices means several threads
+    for (auto& allocator : r.allocators)
+      if (allocator) allocator->AllowMultithreading();
+    if (r.device_id.load() < 0) {
+      r.gpu_selected = true;
+      r.no_gpu_reason.clear();
+      r.device_id.store(dev_id);
+      CUCTX_LOG << "selected " << DeviceSummary(r, dev_id) << " (first thread binding)";
+    } else if (new_device) {
+      CUCTX_LOG << "set up " << DeviceSummary(r, dev_id) << " for a thread";
+    }
+  }
+  if (device_id_ >= 0 && device_id_ != dev_id) {
+    // The old device's handles and queued work belong to the old binding.
+    CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+    DestroyHandles();
+  }
+  bound_id_ = dev_id;
+  AttachToSelectedDevice();
+#else
+  CUCTX_ERR << "SelectGpuIdForThread(" << dev_id << "): cuctx was built without CUDA (CUDA=0)";
+#endif
+}
 
-int CuDevice::DeviceId() const { return GetRegistry().device_id.load(); }
+int CuDevice::DeviceCount() {
+#if CUCTX_HAVE_CUDA
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return count;
+#else
+  return 0;
+#endif
+}
+
+std::vector<int> CuDevice::ActiveDeviceIds() {
+  Registry& r = GetRegistry();
+  std::vector<int> ids;
+  for (int d = 0; d < kMaxDevices; ++d)
+    if (r.allocator_ptrs[d].load() != nullptr) ids.push_back(d);
+  return ids;
+}
+
+bool CuDevice::PeerAccessEnabled(int a, int b) {
+  if (a < 0 || b < 0 || a >= kMaxDevices || b >= kMaxDevices) return false;
+  return GetRegistry().peer[a][b].load();
+}
+
+bool CuDevice::Enabled() const { return DeviceId() >= 0; }
+
+int CuDevice::DeviceId() const {
+  return bound_id_ >= 0 ? bound_id_ : GetRegistry().device_id.load();
+}
 
 const CuDeviceProperties& CuDevice::Properties() const {
   Registry& r = GetRegistry();
-  int id = r.device_id.load();
+  int id = DeviceId();
   if (id < 0) CUCTX_ERR << "no GPU is selected: " << r.no_gpu_reason;
   std::lock_guard<std::mutex> lock(r.mutex);
   return *r.properties[id];
 }
+
+namespace internal {
+namespace {
+thread_local int object_device_override = kNoDeviceOverride;
+}  // namespace
+
+int ThreadObjectDevice() noexcept {
+  if (object_device_override != kNoDeviceOverride) return object_device_override;
+  return CuDevice::Instantiate().DeviceId();
+}
+
+void ThrowWrongDevice(const char* kind, int object_device) {
+  const int mine = ThreadObjectDevice();
+  std::ostringstream where;
+  if (object_device < 0)
+    where << "in host memory (made without a GPU)";
+  else
+    where << "on GPU " << object_device;
+  std::ostringstream thread;
+  if (mine < 0)
+    thread << "a thread with no GPU";
+  else
+    thread << "a thread of GPU " << mine;
+  CUCTX_ERR << "a " << kind << " " << where.str() << " was used by " << thread.str()
+            << ": use it from a thread bound to its device (CuDevice::SelectGpuIdForThread), or "
+            << "copy it to this one first (CopyFromMat / CopyFromVec copy between devices)";
+}
+
+void SetThreadObjectDeviceForTesting(int device) { object_device_override = device; }
+
+}  // namespace internal
 
 std::string CuDevice::DeviceName() const { return Enabled() ? Properties().name : "none"; }
 
@@ -437,15 +618,16 @@ CuAllocatorOptions& CuDevice::AllocatorOptions() {
 void CuDevice::RegisterCuAllocatorOptions(OptionsItf* opts) { AllocatorOptions().Register(opts); }
 
 CuMemoryAllocator* CuDevice::Allocator() {
-  Registry& r = GetRegistry();
-  int id = r.device_id.load();
-  return id >= 0 ? r.allocators[id].get() : nullptr;
+  int id = DeviceId();
+  return id >= 0 && id < kMaxDevices ? GetRegistry().allocator_ptrs[id].load() : nullptr;
 }
 
 bool CuDevice::SetDebugStrideMode(bool mode) {
   Registry& r = GetRegistry();
+  std::lock_guard<std::mutex> lock(r.mutex);
   bool old = r.debug_stride_mode.exchange(mode);
-  if (CuMemoryAllocator* allocator = Allocator()) allocator->SetDebugStrideMode(mode);
+  for (auto& allocator : r.allocators)
+    if (allocator) allocator->SetDebugStrideMode(mode);
   return old;
 }
 
@@ -545,6 +727,12 @@ void CuDevice::Free(void* ptr) {
   // Memory of a graph's pool that outlived its capture is found after the allocator's own; an
   // unknown pointer then gets the allocator's error.
   if (allocator->TryFree(ptr) || internal::FreeScopedMemory(ptr)) return;
+  // Memory of another device (a matrix made by a thread of another GPU, freed here).
+  Registry& r = GetRegistry();
+  for (int d = 0; d < kMaxDevices; ++d) {
+    CuMemoryAllocator* other = r.allocator_ptrs[d].load();
+    if (other != nullptr && other != allocator && other->TryFree(ptr)) return;
+  }
   allocator->Free(ptr);
 }
 

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <vector>
 
 // Opaque library handle types, declared here so that this header needs no CUDA header. They are
 // the same types the CUDA headers declare (cublasHandle_t is cublasContext*, and so on).
@@ -105,10 +106,35 @@ class CuDevice {
   // Uses `dev_id` in a process that has already set up a CUDA context (e.g. another framework).
   void SelectAndInitializeGpuIdWithExistingCudaContext(int dev_id);
 
+  // ---- Several GPUs in one process: one device per thread ----------------------------------
+  // Binds the calling thread to device `dev_id` (a CUDA ordinal, after CUDA_VISIBLE_DEVICES):
+  // from then on this thread's Cu objects are allocated there, its library handles and stream
+  // belong to that device, and its read-back and pinned buffers are that device's. Each device
+  // has its own caching allocator, set up (context, properties, allocator, peer access to the
+  // devices already in use) the first time any thread binds to it. If the process has no GPU
+  // selected yet, `dev_id` also becomes the process's device, as if SelectGpuId had chosen it;
+  // threads that never bind use the process's device. Binding again to another device first
+  // waits for this thread's queued work and drops its handles; Cu objects made on the old device
+  // stay there (using them from this thread is then a wrong-device error, see CuMatrixBase::
+  // DeviceId()). Throws cuctx::Error for an ordinal out of range (naming the count), after
+  // SelectGpuId("no"), and in a build without CUDA. Thread-safe.
+  void SelectGpuIdForThread(int dev_id);
+
+  // The number of CUDA devices the process can see (0 without a driver or in a CUDA=0 build).
+  static int DeviceCount();
+
+  // The devices this process has set up so far (selected or bound by some thread), ascending.
+  static std::vector<int> ActiveDeviceIds();
+
+  // Whether kernels on device `a` can read and write device `b`'s memory directly (peer access
+  // enabled by cuctx when both are in use and the hardware allows it). False for a == b.
+  static bool PeerAccessEnabled(int a, int b);
+
   // True when a GPU is selected for this process (and so for this thread).
   bool Enabled() const;
 
-  // The selected device's ordinal, or -1.
+  // This thread's device: the one it bound to with SelectGpuIdForThread, else the process's
+  // selected device; -1 with no GPU.
   int DeviceId() const;
 
   // Properties of the selected device; throws cuctx::Error when no GPU is selected.
@@ -202,15 +228,45 @@ class CuDevice {
 
  private:
   CuDevice();
-  // Binds this thread to the process's selected device, if any (cudaSetDevice).
+  // Makes this thread's device (DeviceId()) current for CUDA, if it is not already.
   void AttachToSelectedDevice();
+  // Destroys this thread's library handles (thread exit, or a new binding). Never throws.
+  void DestroyHandles() noexcept;
 
-  int device_id_ = -1;
+  int bound_id_ = -1;   // the device of SelectGpuIdForThread, -1 when the thread never bound
+  int device_id_ = -1;  // the device made current for this thread (cudaSetDevice) and its handles
   cublasContext* cublas_ = nullptr;
   cusparseContext* cusparse_ = nullptr;
   curandGenerator_st* curand_ = nullptr;
   cusolverDnContext* cusolver_ = nullptr;
 };
+
+namespace internal {
+
+// The device that the calling thread's Cu objects belong to (CuDevice::DeviceId(): the bound
+// device, else the process's, else -1), unless a test overrides it (below). Cheap (a thread-local
+// read and an atomic load).
+int ThreadObjectDevice() noexcept;
+
+// Throws the wrong-device error for a `kind` ("CuMatrix", ...) whose storage is on
+// `object_device` (-1: host memory, made without a GPU), used by this thread.
+[[noreturn]] void ThrowWrongDevice(const char* kind, int object_device);
+
+// The check behind Data() of every Cu container: an object with storage may only be used by a
+// thread of its own device. Copies between devices (CopyFromMat, CopyFromVec) and views do not
+// go through it.
+inline void CheckObjectDevice(const char* kind, int object_device, const void* data) {
+  if (data != nullptr && object_device != ThreadObjectDevice())
+    ThrowWrongDevice(kind, object_device);
+}
+
+// Tests only: makes ThreadObjectDevice() return `device` on the calling thread (kNoDeviceOverride
+// restores the real one), so that the bookkeeping of object devices and the wrong-device errors
+// are exercised on machines without a GPU. Storage stays where the GPU mode puts it.
+constexpr int kNoDeviceOverride = -1000;
+void SetThreadObjectDeviceForTesting(int device);
+
+}  // namespace internal
 
 // Free-function forms of the handle getters, as in Kaldi.
 inline cublasContext* GetCublasHandle() { return CuDevice::Instantiate().GetCublasHandle(); }

@@ -113,14 +113,15 @@ template <typename Real>
 const Real* CheckedRow(const CuMatrixBase<Real>& m, MatrixIndexT row) {
   CUCTX_CHECK(row >= 0 && row < m.NumRows())
       << "CuSubVector: row " << row << " is outside a " << ShapeText(m) << " matrix";
-  return m.NumCols() == 0 ? nullptr : m.Data() + static_cast<size_t>(row) * m.Stride();
+  return m.NumCols() == 0 ? nullptr : m.RowData(row);
 }
 
 }  // namespace
 
 template <typename Real>
 CuSubVector<Real>::CuSubVector(const CuMatrixBase<Real>& matrix, MatrixIndexT row)
-    : CuVectorBase<Real>(const_cast<Real*>(CheckedRow(matrix, row)), matrix.NumCols()) {}
+    : CuVectorBase<Real>(const_cast<Real*>(CheckedRow(matrix, row)), matrix.NumCols(),
+                         matrix.DeviceId()) {}
 
 // ---- instantiations -----------------------------------------------------------------------------
 

@@ -55,12 +55,16 @@ const Real* CuMatrixBase<Real>::RowData(MatrixIndexT r) const {
 
 template <typename Real>
 CuSubVector<Real> CuMatrixBase<Real>::Row(MatrixIndexT r) {
-  return CuSubVector<Real>(RowData(r), num_cols_);
+  CuSubVector<Real> row(RowData(r), num_cols_);
+  row.device_ = device_;
+  return row;
 }
 
 template <typename Real>
 const CuSubVector<Real> CuMatrixBase<Real>::Row(MatrixIndexT r) const {
-  return CuSubVector<Real>(RowData(r), num_cols_);
+  CuSubVector<Real> row(const_cast<Real*>(RowData(r)), num_cols_);
+  row.device_ = device_;
+  return row;
 }
 
 template <typename Real>
@@ -115,6 +119,22 @@ void CuMatrixBase<Real>::CopyFromMat(const CuMatrixBase<OtherReal>& src,
                  trans);
   if (Empty()) return;
   const bool same_type = std::is_same<Real, OtherReal>::value;
+  if (src.device_ != device_) {  // between devices (src.data_: read without the device check)
+    if (same_type && trans == kNoTrans) {
+      internal::CopyAcrossDevices2D(data_, device_, stride_ * sizeof(Real), src.data_, src.device_,
+                                    src.stride_ * sizeof(OtherReal), num_cols_ * sizeof(Real),
+                                    num_rows_);
+      return;
+    }
+    // Converting or transposing: bring the source over as it is, then convert here.
+    internal::CheckObjectDevice("CuMatrix", device_, data_);
+    CuMatrix<OtherReal> staged(src.num_rows_, src.num_cols_, kUndefined);
+    internal::CopyAcrossDevices2D(staged.Data(), device_, staged.Stride() * sizeof(OtherReal),
+                                  src.data_, src.device_, src.stride_ * sizeof(OtherReal),
+                                  src.num_cols_ * sizeof(OtherReal), src.num_rows_);
+    CopyFromMat(staged, trans);
+    return;
+  }
   const void* src_data = src.Data();
   if (same_type && trans == kNoTrans && src_data == static_cast<const void*>(data_)) return;
   CUCTX_CHECK(trans == kNoTrans || !Overlap(*this, src))
@@ -322,7 +342,10 @@ void CuMatrix<Real>::Resize(MatrixIndexT rows, MatrixIndexT cols, MatrixResizeTy
     if (resize_type == kSetZero) this->SetZero();
     return;
   }
+  if (resize_type == kCopyData && !this->Empty())
+    internal::CheckObjectDevice("CuMatrix", this->device_, this->data_);
   CuMatrix<Real> fresh;
+  fresh.device_ = internal::ThreadObjectDevice();
   fresh.num_rows_ = rows;
   fresh.num_cols_ = cols;
   fresh.stride_ = cols;
@@ -350,6 +373,7 @@ void CuMatrix<Real>::Resize(MatrixIndexT rows, MatrixIndexT cols, MatrixResizeTy
 template <typename Real>
 void CuMatrix<Real>::Swap(CuMatrix<Real>* other) {
   std::swap(this->data_, other->data_);
+  std::swap(this->device_, other->device_);
   std::swap(this->num_rows_, other->num_rows_);
   std::swap(this->num_cols_, other->num_cols_);
   std::swap(this->stride_, other->stride_);
@@ -380,7 +404,7 @@ void CuMatrix<Real>::Read(std::istream& is, bool binary) {
 
 template <typename Real>
 void CuMatrix<Real>::Assign(const CuMatrixBase<Real>& other, MatrixTransposeType trans) {
-  if (Overlap(*this, other) &&
+  if (other.DeviceId() == internal::ThreadObjectDevice() && Overlap(*this, other) &&
       (trans == kTrans || other.Data() != this->data_ || other.Stride() != this->stride_)) {
     CuMatrix<Real> copy(other, trans);  // `other` views this matrix: copy before reallocating
     Swap(&copy);
@@ -402,7 +426,7 @@ void CuMatrix<Real>::Destroy() {
 template <typename Real>
 CuSubMatrix<Real>::CuSubMatrix(const CuMatrixBase<Real>& m, MatrixIndexT ro, MatrixIndexT nr,
                                MatrixIndexT co, MatrixIndexT nc)
-    : CuMatrixBase<Real>(const_cast<Real*>(m.Data()), nr, nc, m.Stride()) {
+    : CuMatrixBase<Real>(m.data_, nr, nc, m.Stride(), m.device_) {
   CUCTX_CHECK(ro >= 0 && nr >= 0 && co >= 0 && nc >= 0 && ro + nr <= m.NumRows() &&
               co + nc <= m.NumCols())
       << "CuSubMatrix: rows [" << ro << ", " << ro + nr << ") x cols [" << co << ", " << co + nc
@@ -413,7 +437,8 @@ CuSubMatrix<Real>::CuSubMatrix(const CuMatrixBase<Real>& m, MatrixIndexT ro, Mat
 template <typename Real>
 CuSubMatrix<Real>::CuSubMatrix(const Real* data, MatrixIndexT rows, MatrixIndexT cols,
                                MatrixIndexT stride)
-    : CuMatrixBase<Real>(const_cast<Real*>(data), rows, cols, stride) {
+    : CuMatrixBase<Real>(const_cast<Real*>(data), rows, cols, stride,
+                         internal::ThreadObjectDevice()) {
   CUCTX_CHECK(rows >= 0 && cols >= 0 && stride >= cols)
       << "CuSubMatrix: bad shape " << ShapeText(rows, cols) << " with stride " << stride;
 }

@@ -55,14 +55,29 @@ class CuMatrixBase {
   MatrixIndexT NumCols() const { return num_cols_; }
   MatrixIndexT Stride() const { return stride_; }
   // The shape as kernels take it.
-  MatrixDim Dim() const { return MatrixDim{num_rows_, num_cols_, stride_}; }
+  MatrixDim Dim() const {
+    internal::CheckObjectDevice("CuMatrix", device_, data_);
+    return MatrixDim{num_rows_, num_cols_, stride_};
+  }
   // Bytes spanned by the rows, stride included.
   size_t SizeInBytes() const {
     return static_cast<size_t>(num_rows_) * static_cast<size_t>(stride_) * sizeof(Real);
   }
   // Device pointer in GPU mode (host pointer otherwise); nullptr when empty.
-  Real* Data() { return data_; }
-  const Real* Data() const { return data_; }
+  // Both, like Dim(), throw cuctx::Error when the calling thread uses another device than the one
+  // the matrix is on (see DeviceId()).
+  Real* Data() {
+    internal::CheckObjectDevice("CuMatrix", device_, data_);
+    return data_;
+  }
+  const Real* Data() const {
+    internal::CheckObjectDevice("CuMatrix", device_, data_);
+    return data_;
+  }
+  // The device the elements are on: the device of the thread that allocated them (-1: host
+  // memory, without a GPU). Views share their matrix's device. A matrix is used by threads of its
+  // own device; CopyFromMat and the copy constructors copy between devices.
+  int DeviceId() const { return device_; }
   // Pointer to row r; throws on a bad row.
   Real* RowData(MatrixIndexT r);
   const Real* RowData(MatrixIndexT r) const;
@@ -489,8 +504,8 @@ class CuMatrixBase {
 
  protected:
   CuMatrixBase() = default;
-  CuMatrixBase(Real* data, MatrixIndexT rows, MatrixIndexT cols, MatrixIndexT stride)
-      : data_(data), num_rows_(rows), num_cols_(cols), stride_(stride) {}
+  CuMatrixBase(Real* data, MatrixIndexT rows, MatrixIndexT cols, MatrixIndexT stride, int device)
+      : data_(data), num_rows_(rows), num_cols_(cols), stride_(stride), device_(device) {}
   CuMatrixBase(const CuMatrixBase&) = default;
   CuMatrixBase& operator=(const CuMatrixBase&) = default;
   ~CuMatrixBase() = default;
@@ -503,6 +518,13 @@ class CuMatrixBase {
   MatrixIndexT num_rows_ = 0;
   MatrixIndexT num_cols_ = 0;
   MatrixIndexT stride_ = 0;
+  int device_ = -1;  // see DeviceId()
+
+  // Views and copies between devices read the source without the device check.
+  template <typename>
+  friend class CuMatrixBase;
+  friend class CuSubMatrix<Real>;
+  friend class CuSubVector<Real>;
 };
 
 // Owns a matrix (device memory in GPU mode, host memory otherwise).

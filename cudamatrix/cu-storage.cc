@@ -11,6 +11,8 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-graph.h"
+#include "cudamatrix/internal/cu-device-scope.h"
 
 #include <cuda_runtime.h>
 #endif
@@ -88,6 +90,52 @@ void CopyStorage2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitc
     else
       CUCTX_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows,
                                          cudaMemcpyDeviceToDevice, cudaStreamPerThread));
+    return;
+  }
+#endif
+  for (size_t r = 0; r < rows; ++r)
+    std::memmove(static_cast<char*>(dst) + r * dst_pitch,
+                 static_cast<const char*>(src) + r * src_pitch, row_bytes);
+}
+
+void CopyAcrossDevices2D(void* dst, int dst_device, size_t dst_pitch, const void* src,
+                         int src_device, size_t src_pitch, size_t row_bytes, size_t rows) {
+  if (row_bytes == 0 || rows == 0) return;
+  const int mine = ThreadObjectDevice();
+  CUCTX_CHECK(src_device == mine || dst_device == mine)
+      << "copy between devices " << src_device << " and " << dst_device
+      << " from a thread of device " << mine << ": one of the two must be the thread's device";
+#if CUCTX_HAVE_CUDA
+  if (OnGpu()) {
+    CheckNotCapturing("a copy between devices");
+    const int other = src_device == mine ? dst_device : src_device;
+    cudaEvent_t before = nullptr, after = nullptr;
+    // Work queued on the other device so far (by any thread) comes first.
+    OutsideCaptures([&] {
+      DeviceScope scope(other);
+      CUCTX_CUDA_CHECK(scope.Status());
+      CUCTX_CUDA_CHECK(cudaEventCreateWithFlags(&before, cudaEventDisableTiming));
+      CUCTX_CUDA_CHECK(cudaEventRecord(before, cudaStreamLegacy));
+    });
+    CUCTX_CUDA_CHECK(cudaStreamWaitEvent(cudaStreamPerThread, before, 0));
+    cudaMemcpy3DPeerParms p = {};
+    p.srcPtr = make_cudaPitchedPtr(const_cast<void*>(src), src_pitch, row_bytes, rows);
+    p.srcDevice = src_device;
+    p.dstPtr = make_cudaPitchedPtr(dst, dst_pitch, row_bytes, rows);
+    p.dstDevice = dst_device;
+    p.extent = make_cudaExtent(row_bytes, rows, 1);
+    CUCTX_CUDA_CHECK(cudaMemcpy3DPeerAsync(&p, cudaStreamPerThread));
+    CUCTX_CUDA_CHECK(cudaEventCreateWithFlags(&after, cudaEventDisableTiming));
+    CUCTX_CUDA_CHECK(cudaEventRecord(after, cudaStreamPerThread));
+    // Work queued on the other device from now on (its owner freeing or rewriting the source,
+    // reading the destination) comes after the copy.
+    OutsideCaptures([&] {
+      DeviceScope scope(other);
+      CUCTX_CUDA_CHECK(scope.Status());
+      CUCTX_CUDA_CHECK(cudaStreamWaitEvent(cudaStreamLegacy, after, 0));
+      CUCTX_CUDA_CHECK(cudaEventDestroy(before));  // released once it has fired
+    });
+    CUCTX_CUDA_CHECK(cudaEventDestroy(after));
     return;
   }
 #endif

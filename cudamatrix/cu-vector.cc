@@ -56,6 +56,19 @@ void CuVectorBase<Real>::CopyFromVec(const CuVectorBase<OtherReal>& src) {
   internal::CuOpScope op_scope("CuVector::CopyFromVec");
   CheckSameDim("CuVector::CopyFromVec", dim_, src.Dim());
   if (dim_ == 0) return;
+  if (src.device_ != device_) {  // between devices (src.data_: read without the device check)
+    if (std::is_same<Real, OtherReal>::value) {
+      internal::CopyAcrossDevices2D(data_, device_, 0, src.data_, src.device_, 0,
+                                    dim_ * sizeof(Real), 1);
+      return;
+    }
+    internal::CheckObjectDevice("CuVector", device_, data_);
+    CuVector<OtherReal> staged(dim_, kUndefined);
+    internal::CopyAcrossDevices2D(staged.Data(), device_, 0, src.data_, src.device_, 0,
+                                  dim_ * sizeof(OtherReal), 1);
+    CopyFromVec(staged);
+    return;
+  }
   if (internal::RunOnGpu([&](CuStream s) {
         if (std::is_same<Real, OtherReal>::value) {
           internal::CopyStorage2D(data_, 0, src.Data(), 0, dim_ * sizeof(Real), 1);
@@ -181,7 +194,10 @@ void CuVector<Real>::Resize(MatrixIndexT dim, MatrixResizeType resize_type) {
     if (resize_type == kSetZero) this->SetZero();
     return;
   }
+  if (resize_type == kCopyData && this->dim_ > 0)
+    internal::CheckObjectDevice("CuVector", this->device_, this->data_);
   CuVector<Real> fresh;
+  fresh.device_ = internal::ThreadObjectDevice();
   fresh.data_ = static_cast<Real*>(internal::AllocStorage(dim * sizeof(Real)));
   fresh.dim_ = dim;
   if (resize_type == kCopyData) {
@@ -197,6 +213,7 @@ void CuVector<Real>::Resize(MatrixIndexT dim, MatrixResizeType resize_type) {
 template <typename Real>
 void CuVector<Real>::Swap(CuVector<Real>* other) {
   std::swap(this->data_, other->data_);
+  std::swap(this->device_, other->device_);
   std::swap(this->dim_, other->dim_);
 }
 
@@ -233,7 +250,7 @@ void CuVector<Real>::Destroy() {
 template <typename Real>
 CuSubVector<Real>::CuSubVector(const CuVectorBase<Real>& v, MatrixIndexT origin,
                                MatrixIndexT length)
-    : CuVectorBase<Real>(const_cast<Real*>(v.Data()), length) {
+    : CuVectorBase<Real>(v.data_, length, v.device_) {
   CUCTX_CHECK(origin >= 0 && length >= 0 && origin + length <= v.Dim())
       << "CuSubVector: range [" << origin << ", " << origin + length
       << ") outside vector of dimension " << v.Dim();

@@ -45,8 +45,17 @@ class CuVectorBase {
  public:
   MatrixIndexT Dim() const { return dim_; }
   // Device pointer in GPU mode (host pointer otherwise); nullptr when empty.
-  Real* Data() { return data_; }
-  const Real* Data() const { return data_; }
+  // Throws cuctx::Error when the calling thread uses another device than the vector's.
+  Real* Data() {
+    internal::CheckObjectDevice("CuVector", device_, data_);
+    return data_;
+  }
+  const Real* Data() const {
+    internal::CheckObjectDevice("CuVector", device_, data_);
+    return data_;
+  }
+  // The device the elements are on, as CuMatrixBase::DeviceId().
+  int DeviceId() const { return device_; }
 
   // Elements [origin, origin + length); throws if outside the vector.
   CuSubVector<Real> Range(MatrixIndexT origin, MatrixIndexT length);
@@ -213,7 +222,8 @@ class CuVectorBase {
 
  protected:
   CuVectorBase() = default;
-  CuVectorBase(Real* data, MatrixIndexT dim) : data_(data), dim_(dim) {}
+  CuVectorBase(Real* data, MatrixIndexT dim, int device)
+      : data_(data), dim_(dim), device_(device) {}
   CuVectorBase(const CuVectorBase&) = default;
   CuVectorBase& operator=(const CuVectorBase&) = default;
   ~CuVectorBase() = default;
@@ -223,6 +233,14 @@ class CuVectorBase {
 
   Real* data_ = nullptr;
   MatrixIndexT dim_ = 0;
+  int device_ = -1;  // see DeviceId()
+
+  // Views and copies between devices read the source without the device check.
+  template <typename>
+  friend class CuVectorBase;
+  template <typename>
+  friend class CuMatrixBase;
+  friend class CuSubVector<Real>;
 };
 
 // Owns Dim() elements (device memory in GPU mode, host memory otherwise).
@@ -294,7 +312,7 @@ class CuSubVector : public CuVectorBase<Real> {
   CuSubVector(const CuVectorBase<Real>& v, MatrixIndexT origin, MatrixIndexT length);
   // A view of `length` elements at data (device memory in GPU mode).
   CuSubVector(const Real* data, MatrixIndexT length)
-      : CuVectorBase<Real>(const_cast<Real*>(data), length) {}
+      : CuVectorBase<Real>(const_cast<Real*>(data), length, internal::ThreadObjectDevice()) {}
   // Row `row` of matrix (Kaldi parity; as matrix.Row(row)). Throws cuctx::Error if row is outside
   // [0, matrix.NumRows()). Defined in cu-host-conversions.cc.
   CuSubVector(const CuMatrixBase<Real>& matrix, MatrixIndexT row);

@@ -84,6 +84,16 @@ void ZeroStorage2D(void* p, size_t pitch, size_t row_bytes, size_t rows);
 void CopyStorage2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t row_bytes,
                    size_t rows);
 
+// Copies `rows` rows of `row_bytes` bytes between storages on two different devices, one of
+// which must be the calling thread's (cuctx::Error otherwise, and inside a graph capture). The
+// copy is queued on this thread's stream after all work that any thread has queued so far on the
+// other device, and all work queued there afterwards waits for it (events on that device's legacy
+// default stream, which every per-thread stream there orders with), so neither side waits on the
+// host. Peer to peer where the devices have peer access; the driver stages through host memory
+// otherwise. Without a GPU (tests that override object devices) a host copy.
+void CopyAcrossDevices2D(void* dst, int dst_device, size_t dst_pitch, const void* src,
+                         int src_device, size_t src_pitch, size_t row_bytes, size_t rows);
+
 }  // namespace internal
 }  // namespace cuctx
 
