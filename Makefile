@@ -74,7 +74,7 @@ install: libs tools
 	@tools/install.sh "$(PREFIX)" "$(BUILD)" "$(CUDA)" "$(CUDA_HOME)" "$(LIB_MODULES)"
 
 print-config:
-	@echo "CUDA=$(CUDA) CUDA_HOME=$(CUDA_HOME) CUDA_ARCH=$(CUDA_ARCH) VARIANT=$(VARIANT) BUILD=$(BUILD)"
+	@echo "CUDA=$(CUDA) NCCL=$(NCCL) CUDA_HOME=$(CUDA_HOME) CUDA_ARCH=$(CUDA_ARCH) VARIANT=$(VARIANT) BUILD=$(BUILD)"
 	@echo "CXX=$(CXX) CPPFLAGS=$(CPPFLAGS)"
 	@echo "CXXFLAGS=$(CXXFLAGS)"
 	@echo "NVCCFLAGS=$(NVCCFLAGS)"

@@ -57,6 +57,10 @@ ifeq ($(CUDA),1)
   LDFLAGS   += -L$(CUDA_LIBDIR) -Wl,-rpath,$(CUDA_LIBDIR)
   LDLIBS    += -lcusolver -lcusparse -lcurand -lcublas -lcudart
 endif
+# NCCL: only its header is needed at build time. cudamatrix/cu-nccl.cc loads libnccl.so.2 with
+# dlopen on first use, so nothing links against it and libcuctx.so loads where NCCL is absent.
+NCCL ?= $(if $(filter 1,$(CUDA)),$(if $(wildcard $(CUDA_HOME)/include/nccl.h),1,0),0)
+CPPFLAGS += -DCUCTX_HAVE_NCCL=$(NCCL)
 LDLIBS += -lm -ldl
 
 GTEST_LIBS := -lgtest

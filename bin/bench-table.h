@@ -2,14 +2,17 @@
 // against a baseline measured in the same run), plus small timing helpers.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Header-only; used by one thread of a benchmark tool at a time.
+// Header-only; Table is used by one thread of a benchmark tool at a time, ThreadBarrier by all the
+// threads of a multi-GPU one.
 #ifndef CUCTX_BIN_BENCH_TABLE_H_
 #define CUCTX_BIN_BENCH_TABLE_H_
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,6 +23,41 @@ namespace bench {
 inline double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+// A reusable barrier for a fixed number of threads (std::barrier is C++20). Cancel() releases
+// every waiter, now and later, with false: a thread that fails cancels it so that the others stop
+// instead of waiting for it forever.
+class ThreadBarrier {
+ public:
+  explicit ThreadBarrier(int n) : n_(n) {}
+  // Blocks until all n threads have called Wait (true) or the barrier is cancelled (false).
+  bool Wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (cancelled_) return false;
+    const long generation = generation_;
+    if (++waiting_ == n_) {
+      waiting_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return true;
+    }
+    cv_.wait(lock, [&] { return generation_ != generation || cancelled_; });
+    return generation_ != generation;
+  }
+  void Cancel() {
+    std::lock_guard<std::mutex> lock(mu_);
+    cancelled_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  const int n_;
+  int waiting_ = 0;
+  long generation_ = 0;
+  bool cancelled_ = false;
+};
 
 inline double Percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0.0;

@@ -25,6 +25,13 @@ bin_CUDA_TOOLS += cu-memory-plan-bench.cc
 # Kaldi's own speed tests, timed Kaldi's way, against Kaldi's H100 figures (tests/data/kaldi-speed-h100.tsv)
 bin_CUDA_TOOLS += cu-kaldi-speed-bench.cc
 
+# NCCL: a data-parallel gradient step over several GPUs, and all-reduce bandwidth against raw NCCL
+# (the benchmark includes nccl.h, so it needs NCCL=1; see common.mk)
+bin_CUDA_TOOLS += cu-data-parallel-example.cc
+ifeq ($(NCCL),1)
+  bin_CUDA_TOOLS += nccl-allreduce-bench.cc
+endif
+
 ifeq ($(CUDA),1)
   bin_TOOLS += $(bin_CUDA_TOOLS)
 endif

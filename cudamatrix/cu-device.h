@@ -81,8 +81,10 @@ struct CuDeviceProperties {
 //
 // Thread-safety: Instantiate() is safe from any thread and returns that thread's object; the
 // object itself must only be used by its own thread. Device selection is process-wide: select once
-// (usually from main), and every other thread that calls Instantiate() uses the same device.
-// Stream: all device work of a thread goes to that thread's cudaStreamPerThread.
+// (usually from main), and every other thread that calls Instantiate() uses the same device,
+// unless it binds itself to another one (SelectGpuIdForThread: one device per thread, each device
+// with its own allocator; Cu objects remember their device and are used on it).
+// Stream: all device work of a thread goes to that thread's cudaStreamPerThread on its device.
 //
 // With no GPU selected (mode "no", or "optional" without a usable GPU, or a build without CUDA),
 // Enabled() is false and every Cu* class runs its CPU path.

@@ -99,8 +99,11 @@ class CuMatrixBase {
 
   // this = src (kNoTrans) or src^T (kTrans), converting precision. A Cu source is converted and
   // transposed on the device (tiled shared-memory transpose, coalesced both ways); a host source is
-  // transferred at its own precision and layout, then converted on the device. Throws if the
-  // shapes do not match, or if a transposing copy's source overlaps this matrix.
+  // transferred at its own precision and layout, then converted on the device. A Cu source on
+  // another device is copied across, peer to peer where possible (internal::CopyAcrossDevices2D):
+  // one of the two must be on the calling thread's device (this one, for a converting or
+  // transposing copy). Throws if the shapes do not match, or if a transposing copy's source
+  // overlaps this matrix.
   template <typename OtherReal>
   void CopyFromMat(const CuMatrixBase<OtherReal>& src, MatrixTransposeType trans = kNoTrans);
   template <typename OtherReal>

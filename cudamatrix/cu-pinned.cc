@@ -25,6 +25,7 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/internal/cu-device-scope.h"
 
 #include <cuda_runtime.h>
 #endif
@@ -69,28 +70,6 @@ struct Block {
 };
 
 #if CUCTX_HAVE_CUDA
-// Makes `device` current for the scope and restores the caller's device afterwards, so that a
-// thread working with another device is left as it was.
-class ScopedDevice {
- public:
-  explicit ScopedDevice(int device) {
-    CUCTX_CUDA_CHECK(cudaGetDevice(&previous_));
-    if (previous_ != device) {
-      CUCTX_CUDA_CHECK(cudaSetDevice(device));
-      restore_ = true;
-    }
-  }
-  ~ScopedDevice() {
-    if (restore_) CUCTX_CUDA_CHECK_NOTHROW(cudaSetDevice(previous_));
-  }
-  ScopedDevice(const ScopedDevice&) = delete;
-  ScopedDevice& operator=(const ScopedDevice&) = delete;
-
- private:
-  int previous_ = -1;
-  bool restore_ = false;
-};
-
 // Writes one byte per page so that the kernel maps every page now, splitting large ranges over
 // several threads (page faults on different pages scale across cores).
 void Prefault(char* begin, size_t bytes, int max_threads) {
@@ -294,7 +273,8 @@ void PinnedHostAllocator::Impl::AddInUseLocked(Block* b, size_t requested) {
 void PinnedHostAllocator::Impl::RecordFreeLocked(Block* b) {
 #if CUCTX_HAVE_CUDA
   if (!PageLocked()) return;
-  ScopedDevice device(device_id);
+  internal::DeviceScope device(device_id);
+  CUCTX_CUDA_CHECK(device.Status());
   if (b->event == nullptr)
     CUCTX_CUDA_CHECK(cudaEventCreateWithFlags(&b->event, cudaEventDisableTiming));
   CUCTX_CUDA_CHECK(cudaEventRecord(b->event, cudaStreamPerThread));
@@ -315,7 +295,8 @@ Block* PinnedHostAllocator::Impl::NewBlock(size_t size, PinnedBackend how, int p
     if (ptr == nullptr) return nullptr;
   } else {
 #if CUCTX_HAVE_CUDA
-    ScopedDevice device(device_id);
+    internal::DeviceScope device(device_id);
+    CUCTX_CUDA_CHECK(device.Status());
     if (how == PinnedBackend::kHostAlloc) {
       kind = BlockKind::kHostAlloc;
       cudaError_t e = cudaHostAlloc(&ptr, size, cudaHostAllocPortable);

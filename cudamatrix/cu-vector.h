@@ -65,7 +65,8 @@ class CuVectorBase {
   CuValue<Real> operator()(MatrixIndexT i);
   Real operator()(MatrixIndexT i) const;
 
-  // this = src, converting precision (on the device for a Cu source). Throws unless dims match.
+  // this = src, converting precision (on the device for a Cu source). A source on another device is
+  // copied across as CuMatrixBase::CopyFromMat does. Throws unless dims match.
   template <typename OtherReal>
   void CopyFromVec(const CuVectorBase<OtherReal>& src);
   template <typename OtherReal>

@@ -72,3 +72,6 @@ cudamatrix_TESTS += cu-planned-scope-test.cc
 # per-op profiling: CUDA events resolved later, NVTX ranges
 cudamatrix_SRCS  += cu-profile.cc
 cudamatrix_TESTS += cu-profile-test.cc
+# NCCL collectives on the Cu classes (libnccl loaded at run time)
+cudamatrix_SRCS  += cu-nccl.cc
+cudamatrix_TESTS += cu-nccl-test.cc

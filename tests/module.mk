@@ -4,3 +4,4 @@ SCRIPT_TESTS  := tests/install-test.sh tests/cmake-test.sh
 SCRIPT_TESTS  += $(addprefix tests/bin/,copy-matrix-test.sh copy-vector-test.sh matrix-info-test.sh \
                    matrix-multiply-test.sh cuda-compiled-test.sh gpu-health-check-test.sh)
 SCRIPT_TESTS  += tests/bin/cu-memory-plan-test.sh
+SCRIPT_TESTS  += tests/bin/cu-data-parallel-example-test.sh

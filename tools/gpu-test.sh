@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/gpu-test.sh: the GPU verification run. On a GPU host, runs every test binary in GPU mode and
 # in CPU mode, compute-sanitizer memcheck and racecheck on the cudamatrix and cutool tests, and the
-# benchmarks;
+# benchmarks, and on a host with two or more GPUs tools/gpu-multi-test.sh;
 # writes one log per step and a summary (last lines of the output).
 # Usage: tools/gpu-test.sh [ROOT]   ROOT holds bin/ and tests/ (a build dir, or an unpacked
 #        tools/gpu-bundle.sh bundle whose lib/ is added to LD_LIBRARY_PATH). Default build/release.
@@ -77,6 +77,11 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
     # shellcheck disable=SC2086
     [ -x "$b" ] && step "bench $name" "bench-$name.log" "$b" ${BENCH_ARGS:-}
   done
+fi
+
+# Two or more GPUs: the multi-device and NCCL part (its own summary in $out/multi).
+if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ]; then
+  step "several GPUs (gpu-multi-test)" multi.log env OUT="$out/multi" "$here/gpu-multi-test.sh" "$root"
 fi
 
 echo "device: $(cat "$out/device.txt")"
