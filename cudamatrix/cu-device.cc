@@ -77,6 +77,15 @@ Registry& GetRegistry() {
 
 constexpr const char* kModes = "yes, no, optional or wait";
 
+// The calling thread's SelectGpuIdForThread device (-1: none) and the test override of
+// internal::ThreadObjectDevice(), kept outside CuDevice and in one struct so that reading them
+// is one thread-local access (initial-exec: no __tls_get_addr call; 8 bytes of static TLS).
+struct ThreadDeviceState {
+  int bound = -1;
+  int override_device = internal::kNoDeviceOverride;
+};
+__attribute__((tls_model("initial-exec"))) thread_local ThreadDeviceState thread_device_state;
+
 double SteadySeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -456,6 +465,7 @@ void CuDevice::SelectGpuIdForThread(int dev_id) {
     DestroyHandles();
   }
   bound_id_ = dev_id;
+  thread_device_state.bound = dev_id;
   AttachToSelectedDevice();
 #else
   CUCTX_ERR << "SelectGpuIdForThread(" << dev_id << "): cuctx was built without CUDA (CUDA=0)";
@@ -503,13 +513,13 @@ const CuDeviceProperties& CuDevice::Properties() const {
 }
 
 namespace internal {
-namespace {
-thread_local int object_device_override = kNoDeviceOverride;
-}  // namespace
 
 int ThreadObjectDevice() noexcept {
-  if (object_device_override != kNoDeviceOverride) return object_device_override;
-  return CuDevice::Instantiate().DeviceId();
+  // Plain thread_local ints (no constructor, so no guard), not CuDevice::Instantiate(): this runs
+  // for every operand of every op.
+  const ThreadDeviceState& t = thread_device_state;
+  if (t.override_device != kNoDeviceOverride) return t.override_device;
+  return t.bound >= 0 ? t.bound : GetRegistry().device_id.load(std::memory_order_relaxed);
 }
 
 void ThrowWrongDevice(const char* kind, int object_device) {
@@ -529,7 +539,7 @@ void ThrowWrongDevice(const char* kind, int object_device) {
             << "copy it to this one first (CopyFromMat / CopyFromVec copy between devices)";
 }
 
-void SetThreadObjectDeviceForTesting(int device) { object_device_override = device; }
+void SetThreadObjectDeviceForTesting(int device) { thread_device_state.override_device = device; }
 
 }  // namespace internal
 

@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/options-itf.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-graph.h"
 
 #include <algorithm>
 #include <array>
@@ -348,19 +349,14 @@ Block* PinnedHostAllocator::Impl::NewBlock(size_t size, PinnedBackend how, int p
 void PinnedHostAllocator::Impl::ReleaseBlock(Block* b, bool wait) {
 #if CUCTX_HAVE_CUDA
   if (b->kind != BlockKind::kOrdinary || b->event != nullptr) {
-    int previous = -1;
-    bool restore = false;
-    if (cudaGetDevice(&previous) == cudaSuccess && previous != device_id) {
-      CUCTX_CUDA_CHECK_NOTHROW(cudaSetDevice(device_id));
-      restore = true;
-    }
+    internal::DeviceScope device(device_id);
+    CUCTX_CUDA_CHECK_NOTHROW(device.Status());
     if (b->event != nullptr) {
       if (b->in_flight && wait) CUCTX_CUDA_CHECK_NOTHROW(cudaEventSynchronize(b->event));
       CUCTX_CUDA_CHECK_NOTHROW(cudaEventDestroy(b->event));
     }
     if (b->kind == BlockKind::kHostAlloc) CUCTX_CUDA_CHECK_NOTHROW(cudaFreeHost(b->ptr));
     if (b->kind == BlockKind::kRegistered) CUCTX_CUDA_CHECK_NOTHROW(cudaHostUnregister(b->ptr));
-    if (restore) CUCTX_CUDA_CHECK_NOTHROW(cudaSetDevice(previous));
   }
 #else
   (void)wait;
@@ -372,7 +368,21 @@ void PinnedHostAllocator::Impl::ReleaseBlock(Block* b, bool wait) {
 void PinnedHostAllocator::Impl::ReleaseBlocks(const std::vector<Block*>& blocks, bool wait) {
   if (blocks.empty()) return;
   auto start = std::chrono::steady_clock::now();
-  for (Block* b : blocks) ReleaseBlock(b, wait);
+  auto release = [&] {
+    for (Block* b : blocks) ReleaseBlock(b, wait);
+  };
+  // cudaFreeHost and cudaHostUnregister synchronize the device, which would break a CUDA-graph
+  // capture running on another thread: wait until none runs (on a capturing thread itself the
+  // blocks go at once, as before: it cannot wait for its own capture).
+  if (CuGraph::Capturing()) {
+    release();
+  } else {
+    try {
+      internal::OutsideCaptures(release);
+    } catch (const std::exception& e) {
+      CUCTX_WARN << "releasing page-locked memory: " << e.what();
+    }
+  }
   double seconds = SecondsSince(start);
   std::lock_guard<std::mutex> lock(mutex);
   stats.seconds_releasing += seconds;
