@@ -229,8 +229,15 @@ std::unique_ptr<CuMemoryAllocator> NewAllocator(const CuAllocatorOptions& option
 }
 
 // Enables peer access both ways between `id` and every device already set up, where the hardware
-// allows it, and adds each to the other's allocator mappings. Called with r.mutex held.
+// allows it, and adds each to the other's allocator mappings. CUCTX_PEER_ACCESS=0 leaves it off
+// (copies between devices are then staged by the driver; for tests and diagnosis). Called with
+// r.mutex held.
 void ConnectPeers(Registry& r, int id) {
+  const char* env = std::getenv("CUCTX_PEER_ACCESS");
+  if (env != nullptr && std::string(env) == "0") {
+    CUCTX_VLOG(1) << "CUCTX_PEER_ACCESS=0: no peer access for GPU " << id;
+    return;
+  }
   for (int other = 0; other < kMaxDevices; ++other) {
     if (other == id || !r.allocators[other]) continue;
     int ab = 0, ba = 0;

@@ -507,6 +507,11 @@ void CuNcclComm::CheckThreadDevice(const char* what) const {
               << "; bind the thread with SelectGpuIdForThread(" << device_id_ << ")";
 }
 
+void CuNcclComm::CheckRoot(const char* what, int root) const {
+  if (root < 0 || root >= num_ranks_)
+    CUCTX_ERR << what << ": root must be a rank in [0, " << num_ranks_ << "), got " << root;
+}
+
 void CuNcclComm::CheckAsyncError() {
   if (aborted_ || comm_ == nullptr)
     CUCTX_ERR << "CheckAsyncError: the communicator of rank " << rank_ << " was aborted";
@@ -570,8 +575,7 @@ void CuNcclComm::MatrixCollective(Kind kind, const CuMatrixBase<Real>& send,
     case Kind::kAllReduce:
       break;
     case Kind::kBroadcast:
-      if (root < 0 || root >= n)
-        CUCTX_ERR << name << ": root must be a rank in [0, " << n << "), got " << root;
+      CheckRoot(name, root);
       break;
     case Kind::kAllGather:
       if (recv->NumRows() != static_cast<int64>(n) * send.NumRows() ||
@@ -623,8 +627,7 @@ void CuNcclComm::VectorCollective(Kind kind, const CuVectorBase<Real>& send,
     case Kind::kAllReduce:
       break;
     case Kind::kBroadcast:
-      if (root < 0 || root >= n)
-        CUCTX_ERR << name << ": root must be a rank in [0, " << n << "), got " << root;
+      CheckRoot(name, root);
       break;
     case Kind::kAllGather:
       if (recv->Dim() != static_cast<int64>(n) * send.Dim())

@@ -204,6 +204,8 @@ class CuNcclComm {
                int root);
   // Throws unless the calling thread's device is device_id_ and the comm was not aborted.
   void CheckThreadDevice(const char* what) const;
+  // Throws unless 0 <= root < NumRanks(), naming the collective.
+  void CheckRoot(const char* what, int root) const;
 
   void* comm_ = nullptr;  // ncclComm_t (an opaque pointer; this header includes no NCCL header)
   int num_ranks_ = 0;

@@ -16,23 +16,16 @@ mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0
 here=$(cd "$(dirname "$0")" && pwd)
 max_bytes=${MAX_BYTES:-1G}
-summary=()
-step() {  # step NAME LOG COMMAND...: runs a step, records its verdict
-  local name=$1 log=$2
-  shift 2
-  local start=$SECONDS
-  "$@" >"$out/$log" 2>&1
-  local rc=$?
-  local verdict=PASS
-  [ $rc -ne 0 ] && verdict="FAIL (exit $rc)"
-  summary+=("$(printf '%-30s %-14s %4d s  %s' "$name" "$verdict" $((SECONDS - start)) "$(tail -n 1 "$out/$log")")")
-}
+# shellcheck source=tools/gpu-steps.sh
+source "$here/gpu-steps.sh"
 
 nvidia-smi -L >"$out/device.txt" 2>&1
 nvidia-smi topo -m >>"$out/device.txt" 2>&1
 tests=("$root/tests/cudamatrix/cu-multi-device-test" "$root/tests/cudamatrix/cu-nccl-test")
 step "multi-GPU tests, GPU mode" tests.log env CUCTX_TEST_GPU=yes BUILD="$out" \
   "$here/run-tests.sh" "${tests[@]}"
+step "multi-device, no peer access" tests-nopeer.log env CUCTX_TEST_GPU=yes CUCTX_PEER_ACCESS=0 \
+  BUILD="$out/nopeer" "$here/run-tests.sh" "${tests[0]}"
 step "data-parallel example test" example.log env CUCTX_TEST_GPU=yes BUILD="$root" CUDA=1 \
   "$here/run-tests.sh" "$here/../tests/bin/cu-data-parallel-example-test.sh"
 step "data-parallel example, 2 GPUs" example-run.log "$root/bin/cu-data-parallel-example" \

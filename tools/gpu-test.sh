@@ -17,17 +17,8 @@ out=${OUT:-$root/gpu-test}
 mkdir -p "$out"
 [ -d "$root/lib" ] && export LD_LIBRARY_PATH="$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 here=$(cd "$(dirname "$0")" && pwd)
-summary=()
-step() {  # step NAME LOG COMMAND...: runs a step, records its verdict
-  local name=$1 log=$2
-  shift 2
-  local start=$SECONDS
-  "$@" >"$out/$log" 2>&1
-  local rc=$?
-  local verdict=PASS
-  [ $rc -ne 0 ] && verdict="FAIL (exit $rc)"
-  summary+=("$(printf '%-28s %-14s %4d s  %s' "$name" "$verdict" $((SECONDS - start)) "$(tail -n 1 "$out/$log")")")
-}
+# shellcheck source=tools/gpu-steps.sh
+source "$here/gpu-steps.sh"
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader \
   >"$out/device.txt" 2>&1 || echo "nvidia-smi failed" >"$out/device.txt"

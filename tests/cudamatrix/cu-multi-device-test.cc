@@ -348,5 +348,36 @@ TEST(CuMultiDeviceGpuTest, PeerAccessWhereTheHardwareHasIt) {
   EXPECT_EQ(CuDevice::PeerAccessEnabled(0, 1), CuDevice::PeerAccessEnabled(1, 0));
 }
 
+// With peer access on, a kernel of device 1 reads device 0's memory in place: a raw view of the
+// peer's elements (the caller vouches for it, so it carries this thread's device) converted by a
+// kernel. This is what the VMM upstream's access list must allow (GrantPeerAccess).
+TEST(CuMultiDeviceGpuTest, KernelsReadPeerMemoryWhenPeerAccessIsOn) {
+  if (!TwoGpus()) GTEST_SKIP() << "needs two GPUs (found " << CuDevice::DeviceCount() << ")";
+  CuDevice::Instantiate().AllowMultithreading();
+  OnDeviceThread(0, [] {});
+  OnDeviceThread(1, [] {});
+  if (!CuDevice::PeerAccessEnabled(1, 0)) GTEST_SKIP() << "no peer access between GPUs 0 and 1";
+  test::Rng rng = test::MakeRng(77);
+  const Matrix<float> host = test::RandomMatrix<float>(300, 200, &rng);
+  std::unique_ptr<CuMatrix<float>> a;
+  OnDeviceThread(0, [&] {
+    a = std::make_unique<CuMatrix<float>>(host);
+    SynchronizeGpu();
+    (void)ToHost(*a);  // the elements are in place before device 1 reads them
+  });
+  OnDeviceThread(1, [&] {
+    const float* peer = nullptr;
+    {
+      ClaimDevice owner(0);
+      peer = a->Data();
+    }
+    CuSubMatrix<float> view(peer, a->NumRows(), a->NumCols(), a->Stride());
+    CuMatrix<double> b(300, 200);
+    b.CopyFromMat(view);  // a conversion kernel on device 1 reading device 0
+    EXPECT_TRUE(test::ExpectNear(ToHost(b), Matrix<double>(host), 0.0));
+  });
+  OnDeviceThread(0, [&] { a.reset(); });
+}
+
 }  // namespace
 }  // namespace cuctx
