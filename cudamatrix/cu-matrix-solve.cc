@@ -36,18 +36,20 @@ using internal::ShapeText;
 // A = U^T U is, read row-major, our L with A = L L^T.
 constexpr cublasFillMode_t kRowMajorLower = CUBLAS_FILL_MODE_UPPER;
 
-// Factors the packed (lda = n) copy `a` in place with potrf and, with `invert`, replaces the
-// factor by the inverse with potri. Both infos land in one device buffer that is read back once
-// (a few bytes: through the thread's read-back slot; this waits for the stream). Returns potrf's info (0, or k > 0 when the leading minor of order k
-// is not positive definite), else potri's (k > 0: the factor has a zero diagonal element).
+// Factors the n x n matrix `a` (row pitch `lda` elements) in place with potrf and, with
+// `invert`, replaces the factor by the inverse with potri. Both infos land in one device buffer
+// that is read back once (a few bytes: through the thread's read-back slot; this waits for the
+// stream). Returns potrf's info (0, or k > 0 when the leading minor of order k is not positive
+// definite), else potri's (k > 0: the factor has a zero diagonal element).
 template <typename Real>
-int FactorOnDevice(Real* a, int n, bool invert) {
+int FactorOnDevice(Real* a, int n, int lda, bool invert) {
   cusolverDnHandle_t h = internal::ThreadCusolverDnHandle();
   int lwork = 0;
-  CUCTX_CUSOLVER_CHECK(internal::CusolverPotrfBufferSize(h, kRowMajorLower, n, a, n, &lwork));
+  CUCTX_CUSOLVER_CHECK(internal::CusolverPotrfBufferSize(h, kRowMajorLower, n, a, lda, &lwork));
   if (invert) {
     int lwork_inv = 0;
-    CUCTX_CUSOLVER_CHECK(internal::CusolverPotriBufferSize(h, kRowMajorLower, n, a, n, &lwork_inv));
+    CUCTX_CUSOLVER_CHECK(
+        internal::CusolverPotriBufferSize(h, kRowMajorLower, n, a, lda, &lwork_inv));
     lwork = std::max(lwork, lwork_inv);
   }
   internal::ScopedStorage work(static_cast<size_t>(std::max(lwork, 1)) * sizeof(Real));
@@ -55,12 +57,13 @@ int FactorOnDevice(Real* a, int n, bool invert) {
   Real* d_work = static_cast<Real*>(work.Data());
   int* d_info = static_cast<int*>(info.Data());
   // potrf and potri always store their info, so the buffer needs no clearing.
-  CUCTX_CUSOLVER_CHECK(internal::CusolverPotrf(h, kRowMajorLower, n, a, n, d_work, lwork, d_info));
+  CUCTX_CUSOLVER_CHECK(
+      internal::CusolverPotrf(h, kRowMajorLower, n, a, lda, d_work, lwork, d_info));
   // potri runs even when potrf failed (its result is then discarded), so that one read-back
   // serves both calls.
   if (invert)
     CUCTX_CUSOLVER_CHECK(
-        internal::CusolverPotri(h, kRowMajorLower, n, a, n, d_work, lwork, d_info + 1));
+        internal::CusolverPotri(h, kRowMajorLower, n, a, lda, d_work, lwork, d_info + 1));
   int h_info[2] = {0, 0};
   CopyDeviceToHost(h_info, d_info, (invert ? 2 : 1) * sizeof(int));
   return h_info[0] != 0 ? h_info[0] : h_info[1];
@@ -72,6 +75,22 @@ void CheckPosDef(const char* op, MatrixIndexT n, int info) {
   CUCTX_CHECK(info > 0) << op << ": cuSOLVER rejected argument " << -info;
   CUCTX_ERR << op << ": the " << n << "x" << n << " matrix is not positive definite (its leading "
             << "minor of order " << info << " is not positive)";
+}
+
+// Factors (and with `invert` inverts) the square matrix `m` in place, keeping a packed copy of it
+// that is written back when the factorization fails, so that a failure leaves `m` unchanged;
+// then throws for that failure (CheckPosDef). One device copy on success, where factoring a copy
+// and writing the result back took two.
+template <typename Real>
+void FactorInPlaceOrRestore(const char* op, CuMatrixBase<Real>* m, bool invert) {
+  const MatrixIndexT n = m->NumRows();
+  const size_t row_bytes = static_cast<size_t>(n) * sizeof(Real);
+  const size_t pitch = static_cast<size_t>(m->Stride()) * sizeof(Real);
+  internal::ScopedStorage backup(row_bytes * static_cast<size_t>(n));
+  internal::CopyStorage2D(backup.Data(), row_bytes, m->Data(), pitch, row_bytes, n);
+  const int info = FactorOnDevice(m->Data(), n, m->Stride(), invert);
+  if (info != 0) internal::CopyStorage2D(m->Data(), pitch, backup.Data(), row_bytes, row_bytes, n);
+  CheckPosDef(op, n, info);
 }
 #endif
 
@@ -123,14 +142,7 @@ void CuMatrixBase<Real>::Cholesky(CuMatrixBase<Real>* inv_cholesky) {
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
   if (internal::OnGpu()) {
-    // Factor a packed copy, so that this matrix is unchanged when the factorization fails.
-    const size_t row_bytes = static_cast<size_t>(num_cols_) * sizeof(Real);
-    const size_t pitch = static_cast<size_t>(stride_) * sizeof(Real);
-    internal::ScopedStorage copy(row_bytes * static_cast<size_t>(num_rows_));
-    Real* a = static_cast<Real*>(copy.Data());
-    internal::CopyStorage2D(a, row_bytes, data_, pitch, row_bytes, num_rows_);
-    CheckPosDef("CuMatrix::Cholesky", num_rows_, FactorOnDevice(a, num_rows_, false));
-    internal::CopyStorage2D(data_, pitch, a, row_bytes, row_bytes, num_rows_);
+    FactorInPlaceOrRestore("CuMatrix::Cholesky", this, false);
     LaunchFillUpperTriangle(Dim(), false, data_, internal::ThreadStream());
     if (inv_cholesky != nullptr) {
       inv_cholesky->CopyFromMat(*this);
@@ -157,13 +169,7 @@ void CuMatrixBase<Real>::SymInvertPosDef() {
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
   if (internal::OnGpu()) {
-    const size_t row_bytes = static_cast<size_t>(num_cols_) * sizeof(Real);
-    const size_t pitch = static_cast<size_t>(stride_) * sizeof(Real);
-    internal::ScopedStorage copy(row_bytes * static_cast<size_t>(num_rows_));
-    Real* a = static_cast<Real*>(copy.Data());
-    internal::CopyStorage2D(a, row_bytes, data_, pitch, row_bytes, num_rows_);
-    CheckPosDef("CuMatrix::SymInvertPosDef", num_rows_, FactorOnDevice(a, num_rows_, true));
-    internal::CopyStorage2D(data_, pitch, a, row_bytes, row_bytes, num_rows_);
+    FactorInPlaceOrRestore("CuMatrix::SymInvertPosDef", this, true);
     // potri leaves the inverse in the lower triangle only.
     LaunchFillUpperTriangle(Dim(), true, data_, internal::ThreadStream());
     return;
