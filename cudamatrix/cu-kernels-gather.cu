@@ -253,21 +253,50 @@ __device__ inline void ClampRange(const int32_t* pairs, int32_t i, int32_t limit
   *hi = second < limit ? second : limit;
 }
 
+// out[u] += sum of the rows in[j * stride + u], j in [lo, hi), for u = begin, begin + step, ...
+// < n (T: elements or 16-byte vectors; `stride` in units of T), added lane by lane one source row
+// at a time in increasing j.
+template <typename T, typename Real>
+__device__ void AddRowRangeRun(const T* in, int64_t stride, int32_t lo, int32_t hi, T* out,
+                               int32_t begin, int32_t n, int32_t step) {
+  constexpr int32_t kLanes = static_cast<int32_t>(sizeof(T) / sizeof(Real));
+  for (int32_t u = begin; u < n; u += step) {
+    T v = out[u];
+    Real* acc = reinterpret_cast<Real*>(&v);
+    for (int32_t j = lo; j < hi; ++j) {
+      const T x = in[j * stride + u];
+      const Real* xs = reinterpret_cast<const Real*>(&x);
+#pragma unroll
+      for (int32_t i = 0; i < kLanes; ++i) acc[i] += xs[i];
+    }
+    out[u] = v;
+  }
+}
+
 // dst(r, c) += src(j, c) for j in range r, added one source row at a time in increasing j (the
-// CPU's order, so both paths round alike).
+// CPU's order, so both paths round alike). Where the source's pitch is a whole number of 16-byte
+// vectors and both rows start aligned, a row moves as 16-byte vectors, then the columns after the
+// last whole vector one by one (a row belongs to whole warps, so the choice does not diverge).
 template <typename Real>
 __global__ void AddRowRangesKernel(MatrixDim d, const Real* src, int32_t src_rows,
                                    int32_t src_stride, const int32_t* pairs, Real* dst) {
+  using V = typename internal::Vec16<Real>::Type;
+  constexpr int32_t w = internal::Vec16<Real>::kLanes;
+  const int32_t nvec = d.cols / w;
+  const int32_t x0 = blockIdx.x * blockDim.x + threadIdx.x;
+  const int32_t step = gridDim.x * blockDim.x;
+  const bool vec_pitch = src_stride % w == 0;
   for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y) {
     int32_t lo, hi;
     ClampRange(pairs, r, src_rows, &lo, &hi);
     if (lo >= hi) continue;
     Real* out = dst + static_cast<int64_t>(r) * d.stride;
-    for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols;
-         c += gridDim.x * blockDim.x) {
-      Real v = out[c];
-      for (int32_t j = lo; j < hi; ++j) v += src[static_cast<int64_t>(j) * src_stride + c];
-      out[c] = v;
+    if (vec_pitch && Aligned16(src) && Aligned16(out)) {
+      AddRowRangeRun<V, Real>(reinterpret_cast<const V*>(src), src_stride / w, lo, hi,
+                              reinterpret_cast<V*>(out), x0, nvec, step);
+      AddRowRangeRun<Real, Real>(src, src_stride, lo, hi, out, nvec * w + x0, d.cols, step);
+    } else {
+      AddRowRangeRun<Real, Real>(src, src_stride, lo, hi, out, x0, d.cols, step);
     }
   }
 }
@@ -539,7 +568,7 @@ template <typename Real>
 void AddRowRanges(MatrixDim d, const Real* src, int32_t src_rows, int32_t src_stride,
                   const int32_t* d_pairs, Real* dst, CuStream stream) {
   if (Empty(d)) return;
-  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
+  const internal::ElementwiseShape s = GatherShape<Real>(d);
   AddRowRangesKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_rows, src_stride, d_pairs, dst);
   CUCTX_CUDA_CHECK_LAUNCH("AddRowRangesKernel");
 }
