@@ -86,6 +86,12 @@ struct ThreadDeviceState {
 };
 __attribute__((tls_model("initial-exec"))) thread_local ThreadDeviceState thread_device_state;
 
+// The calling thread's device: its binding, else the process's selected device, else -1.
+int CallingThreadDevice() {
+  const int bound = thread_device_state.bound;
+  return bound >= 0 ? bound : GetRegistry().device_id.load(std::memory_order_relaxed);
+}
+
 double SteadySeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -446,7 +452,7 @@ void CuDevice::SelectGpuIdForThread(int dev_id) {
   CUCTX_CHECK(dev_id >= 0 && dev_id < count && dev_id < kMaxDevices)
       << "SelectGpuIdForThread(" << dev_id << "): the process sees " << count
       << " CUDA device(s), numbered 0 to " << count - 1 << " (after CUDA_VISIBLE_DEVICES)";
-  if (dev_id == bound_id_) return;
+  if (dev_id == thread_device_state.bound) return;
   Registry& r = GetRegistry();
   {
     std::lock_guard<std::mutex> lock(r.mutex);
@@ -471,7 +477,6 @@ void CuDevice::SelectGpuIdForThread(int dev_id) {
     CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
     DestroyHandles();
   }
-  bound_id_ = dev_id;
   thread_device_state.bound = dev_id;
   AttachToSelectedDevice();
 #else
@@ -508,7 +513,7 @@ bool CuDevice::PeerAccessEnabled(int a, int b) {
 bool CuDevice::Enabled() const { return DeviceId() >= 0; }
 
 int CuDevice::DeviceId() const {
-  return bound_id_ >= 0 ? bound_id_ : GetRegistry().device_id.load();
+  return CallingThreadDevice();  // a CuDevice is only used by its own thread
 }
 
 const CuDeviceProperties& CuDevice::Properties() const {
@@ -524,9 +529,8 @@ namespace internal {
 int ThreadObjectDevice() noexcept {
   // Plain thread_local ints (no constructor, so no guard), not CuDevice::Instantiate(): this runs
   // for every operand of every op.
-  const ThreadDeviceState& t = thread_device_state;
-  if (t.override_device != kNoDeviceOverride) return t.override_device;
-  return t.bound >= 0 ? t.bound : GetRegistry().device_id.load(std::memory_order_relaxed);
+  const int override_device = thread_device_state.override_device;
+  return override_device != kNoDeviceOverride ? override_device : CallingThreadDevice();
 }
 
 void ThrowWrongDevice(const char* kind, int object_device) {

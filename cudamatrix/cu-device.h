@@ -235,7 +235,6 @@ class CuDevice {
   // Destroys this thread's library handles (thread exit, or a new binding). Never throws.
   void DestroyHandles() noexcept;
 
-  int bound_id_ = -1;   // the device of SelectGpuIdForThread, -1 when the thread never bound
   int device_id_ = -1;  // the device made current for this thread (cudaSetDevice) and its handles
   cublasContext* cublas_ = nullptr;
   cusparseContext* cusparse_ = nullptr;
