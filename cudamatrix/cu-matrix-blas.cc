@@ -194,8 +194,8 @@ Real CuMatrixBase<Real>::TraceMatMatImpl(const CuMatrixBase<Real>& A, const CuMa
 #if CUCTX_HAVE_CUDA
   if (internal::OnGpu()) {
     // tr(A B^T) = sum of A .* B; tr(A B) = sum of A .* B^T (B read in tiles): one fused pass.
-    return internal::ReduceToHost<Real>([&](void* work, Real* out, unsigned int* done) {
-      LaunchDot(A.Dim(), A.Data(), B.Data(), B.Stride(), trans == kNoTrans, work, out, done,
+    return internal::ReduceToHost<Real>([&](void* work, HostPost post) {
+      LaunchDot(A.Dim(), A.Data(), B.Data(), B.Stride(), trans == kNoTrans, work, nullptr, post,
                 internal::ThreadStream());
     });
   }

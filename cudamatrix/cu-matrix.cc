@@ -292,7 +292,8 @@ void CuMatrixBase<Real>::Sum(CuValue<Real> result) const {
   internal::CuOpScope op_scope("CuMatrix::Sum");
   if (internal::RunOnGpu([&](CuStream s) {
         internal::ReduceOnDevice([&](void* work) {
-          LaunchMatReduce(Dim(), data_, MatReduce::kSum, Real(0), work, result.Data(), nullptr, s);
+          LaunchMatReduce(Dim(), data_, MatReduce::kSum, Real(0), work, result.Data(), HostPost{},
+                          s);
         });
       }))
     return;

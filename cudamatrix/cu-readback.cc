@@ -20,9 +20,9 @@ namespace cuctx {
 namespace internal {
 
 namespace {
-// The pinned buffer: the result (or CopyToHost's bytes) from byte 0, the flag at kFlagOffset.
+// The pinned buffer: CopyToHost's bytes from byte 0, the two posted words at kWordsOffset.
 constexpr size_t kResultBytes = 64;
-constexpr size_t kFlagOffset = 32;
+constexpr size_t kWordsOffset = 32;
 }  // namespace
 
 ReadbackSlot::ReadbackSlot(int device) : device_(device) {
@@ -37,9 +37,13 @@ ReadbackSlot::ReadbackSlot(int device) : device_(device) {
   // Page-locked memory is mapped into the device's address space (unified addressing).
   result_host_ = PinnedHostAllocator::ForDevice(device).Allocate(kResultBytes);
   CUCTX_CUDA_CHECK(cudaHostGetDevicePointer(&result_device_, result_host_, 0));
-  done_host_ =
-      reinterpret_cast<volatile unsigned int*>(static_cast<char*>(result_host_) + kFlagOffset);
-  done_device_ = reinterpret_cast<unsigned int*>(static_cast<char*>(result_device_) + kFlagOffset);
+  words_host_ = reinterpret_cast<volatile unsigned long long*>(static_cast<char*>(result_host_) +
+                                                               kWordsOffset);
+  words_device_ =
+      reinterpret_cast<unsigned long long*>(static_cast<char*>(result_device_) + kWordsOffset);
+  // Sequence number 0 is never handed out, so zeroed words match no launch.
+  words_host_[0] = 0;
+  words_host_[1] = 0;
 }
 
 ReadbackSlot::~ReadbackSlot() {
@@ -62,20 +66,28 @@ void ReadbackSlot::CopyToHost(void* host_dst, const void* device_src, size_t byt
   std::memcpy(host_dst, result_host_, bytes);
 }
 
-void ReadbackSlot::WaitFor(CuStream stream) const {
-  // Spin on the flag (checking the clock every 256 reads) for up to kSpinSeconds; a longer
+unsigned long long ReadbackSlot::WaitForBits(unsigned int seq, CuStream stream) const {
+  // Spin on the words (checking the clock every 256 reads) for up to kSpinSeconds; a longer
   // reduction, or one that failed, is waited for through the stream, which reports errors.
+  const unsigned long long tag = static_cast<unsigned long long>(seq) << 32;
+  const auto posted = [&] {
+    return (words_host_[0] & ~0xffffffffull) == tag && (words_host_[1] & ~0xffffffffull) == tag;
+  };
   const auto start = std::chrono::steady_clock::now();
-  for (unsigned int reads = 1; *done_host_ == 0; ++reads) {
+  for (unsigned int reads = 1; !posted(); ++reads) {
     if (reads % 256 != 0) continue;
     const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - start;
     if (waited.count() > kSpinSeconds) {
       CUCTX_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
-      CUCTX_CHECK(*done_host_ != 0)
-          << "a reduction kernel finished without storing its result (device " << device_ << ")";
+      CUCTX_CHECK(posted()) << "a reduction kernel finished without posting its result (device "
+                            << device_ << ", sequence " << seq << ")";
       break;
     }
   }
+  // An aligned 8-byte store from the device reaches host memory whole, as a word read by the CPU
+  // (NCCL's LL protocol relies on the same property for its data+flag words). Once both tags
+  // match, neither word changes until this thread's next launch, so reading them again is safe.
+  return (words_host_[0] & 0xffffffffull) | ((words_host_[1] & 0xffffffffull) << 32);
 }
 
 namespace {

@@ -87,8 +87,8 @@ Real CuVectorBase<Real>::VecVecImpl(const CuVectorBase<Real>& a, const CuVectorB
   if (internal::OnGpu()) {
     // One fused pass into the thread's read-back slot (cuBLAS's dot with a host result costs a
     // second kernel and a copy).
-    return internal::ReduceToHost<Real>([&](void* work, Real* out, unsigned int* done) {
-      LaunchDot(internal::VecDim(a.Dim()), a.Data(), b.Data(), a.Dim(), false, work, out, done,
+    return internal::ReduceToHost<Real>([&](void* work, HostPost post) {
+      LaunchDot(internal::VecDim(a.Dim()), a.Data(), b.Data(), a.Dim(), false, work, nullptr, post,
                 internal::ThreadStream());
     });
   }

@@ -40,10 +40,9 @@ inline void DeviceClamp(Real bound, bool ceiling, Real* data, MatrixIndexT dim, 
                     stream);
     return;
   }
-  const double changed =
-      internal::ReduceToHost<double>([&](void* work, double* out, unsigned int* done) {
-        LaunchClampCount(dim, bound, ceiling, data, work, out, done, stream);
-      });
+  const double changed = internal::ReduceToHost<double>([&](void* work, HostPost post) {
+    LaunchClampCount(dim, bound, ceiling, data, work, nullptr, post, stream);
+  });
   *count = static_cast<MatrixIndexT>(changed);
 }
 

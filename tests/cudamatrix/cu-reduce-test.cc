@@ -162,6 +162,26 @@ TYPED_TEST(CuReduceTest, BackToBackCallsReuseTheSlot) {
   }
 }
 
+// Each result must be this call's, never a previous one's or a mix of halves: a changing value
+// whose 32-bit halves both change from call to call, read back exactly (Max returns an element).
+TYPED_TEST(CuReduceTest, EveryCallReturnsItsOwnResult) {
+  using Real = TypeParam;
+  Vector<Real> h(3);
+  CuVector<Real> v(3);
+  int wrong = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const Real expected = static_cast<Real>(1.0 + i * 1.000000123456789);
+    h(0) = static_cast<Real>(-i);
+    h(1) = expected;
+    h(2) = static_cast<Real>(0.5);
+    v.CopyFromVec(h);
+    const Real got = v.Max();
+    if (got != expected && ++wrong <= 5)
+      ADD_FAILURE() << "call " << i << ": Max() gave " << got << ", expected " << expected;
+  }
+  EXPECT_EQ(wrong, 0);
+}
+
 TYPED_TEST(CuReduceTest, ThreadsReduceAtOnce) {
   using Real = TypeParam;
   CuDevice::Instantiate().AllowMultithreading();
