@@ -10,6 +10,7 @@
 #include "cudamatrix/cu-tp-matrix.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
+#include "matrix/matrix.h"
 
 #include <algorithm>
 #include <vector>
@@ -77,6 +78,34 @@ void CheckPosDef(const char* op, MatrixIndexT n, int info) {
             << "minor of order " << info << " is not positive)";
 }
 
+// Matrices up to this size are factored (and inverted) on the host, between one download and one
+// upload, by the CPU library (in double): cuSOLVER's potrf and potri launch several kernels each
+// and ask for workspace sizes first, and the info read-back waits for the device anyway. Measured
+// on an H100 (bin/cu-kaldi-speed-bench, three runs alternating with the GPU path), as ratios to
+// Kaldi's figures: at 16, Cholesky 0.92-1.03 -> 1.77-2.00 and SymInvertPosDef<double> 0.82-0.84
+// -> 2.74-2.83; at 32, Cholesky 0.75-0.92 -> 1.25-1.58; at 64 the host lost (Cholesky 0.81-1.00
+// -> 0.51-0.56), so the GPU path keeps sizes above 32.
+constexpr MatrixIndexT kHostSolveMaxDim = 32;
+
+// The host path: *m is left unchanged when it is not positive definite (the CPU library factors
+// a copy), and inv_cholesky (Cholesky only) gets the inverse factor.
+template <typename Real>
+void SolveOnHost(CuMatrixBase<Real>* m, bool invert, CuMatrixBase<Real>* inv_cholesky) {
+  const MatrixIndexT n = m->NumRows();
+  Matrix<Real> host(n, n, kUndefined);
+  m->CopyToMat(&host);
+  if (invert) {
+    host.SymInvertPosDef();
+  } else if (inv_cholesky != nullptr) {
+    Matrix<Real> inv(n, n, kUndefined);
+    host.Cholesky(&inv);
+    inv_cholesky->CopyFromMat(inv);
+  } else {
+    host.Cholesky();
+  }
+  m->CopyFromMat(host);
+}
+
 // Factors (and with `invert` inverts) the square matrix `m` in place, keeping a packed copy of it
 // that is written back when the factorization fails, so that a failure leaves `m` unchanged;
 // then throws for that failure (CheckPosDef). One device copy on success, where factoring a copy
@@ -141,6 +170,10 @@ void CuMatrixBase<Real>::Cholesky(CuMatrixBase<Real>* inv_cholesky) {
   }
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
+  if (internal::OnGpu() && num_rows_ <= kHostSolveMaxDim) {
+    SolveOnHost(this, false, inv_cholesky);
+    return;
+  }
   if (internal::OnGpu()) {
     FactorInPlaceOrRestore("CuMatrix::Cholesky", this, false);
     LaunchFillUpperTriangle(Dim(), false, data_, internal::ThreadStream());
@@ -168,6 +201,10 @@ void CuMatrixBase<Real>::SymInvertPosDef() {
   CheckSquare("CuMatrix::SymInvertPosDef", num_rows_, num_cols_);
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
+  if (internal::OnGpu() && num_rows_ <= kHostSolveMaxDim) {
+    SolveOnHost(this, true, static_cast<CuMatrixBase<Real>*>(nullptr));
+    return;
+  }
   if (internal::OnGpu()) {
     FactorInPlaceOrRestore("CuMatrix::SymInvertPosDef", this, true);
     // potri leaves the inverse in the lower triangle only.

@@ -15,7 +15,7 @@ namespace {
 
 using test::ToHost;
 
-const std::vector<int> kSizes = {1, 2, 63, 64, 65, 200};
+const std::vector<int> kSizes = {1, 2, 32, 33, 63, 64, 65, 200};
 
 // B B^T + shift * I with B n x rank, in double. A full-rank B with shift n is well conditioned; a
 // low-rank B with a small shift has condition number about (n + shift) / shift.
@@ -141,7 +141,8 @@ Matrix<double> IndefiniteMatrix(int n, int k) {
 
 TYPED_TEST(CuMatrixSolveTest, IndefiniteMatrixThrowsAndIsUnchanged) {
   using Real = TypeParam;
-  for (int n : {1, 5, 64}) {
+  // Sizes on both sides of the host/GPU switch at 32.
+  for (int n : {1, 5, 32, 33, 130}) {
     SCOPED_TRACE(n);
     const Matrix<Real> input(IndefiniteMatrix(n, n));
     CuMatrix<Real> m(input);
