@@ -213,6 +213,25 @@ __global__ void GroupReduceWarpKernel(MatrixDim d, const Real* src, int32_t src_
   }
 }
 
+// One element of the group derivative: x = in(r, c), y = out(r, c / group), od = out_deriv(r,
+// c / group) (unused with max).
+template <typename Real>
+__device__ Real GroupDerivElement(Real x, Real y, Real od, bool max, bool inf, Real power) {
+  if (max) return x == y ? Real(1) : Real(0);
+  Real dydx;
+  if (power == 1)
+    dydx = Sign(x);
+  else if (inf)
+    dydx = DevAbs(x) == y ? Sign(x) : Real(0);  // 0 for an all-zero group, as Kaldi
+  else if (y == 0)
+    dydx = 0;
+  else if (power == 2)  // the common p-norm: x / y, without two pow() (slow in double)
+    dydx = x / y;
+  else
+    dydx = Sign(x) * DevPow(DevAbs(x), power - 1) * DevPow(y, 1 - power);
+  return dydx * od;
+}
+
 template <typename Real>
 __global__ void GroupReduceDerivKernel(MatrixDim d, const Real* in, int32_t in_stride,
                                        const Real* out, int32_t out_stride, const Real* out_deriv,
@@ -220,27 +239,36 @@ __global__ void GroupReduceDerivKernel(MatrixDim d, const Real* in, int32_t in_s
                                        Real power, Real* dst) {
   const bool inf = isinf(power);
   ForEachElement(d, [&](int32_t r, int32_t c) {
-    const Real x = in[static_cast<size_t>(r) * in_stride + c];
     const int32_t g = c / group;
+    const Real od = max ? Real(0) : out_deriv[static_cast<size_t>(r) * out_deriv_stride + g];
+    dst[static_cast<size_t>(r) * d.stride + c] =
+        GroupDerivElement(in[static_cast<size_t>(r) * in_stride + c],
+                          out[static_cast<size_t>(r) * out_stride + g], od, max, inf, power);
+  });
+}
+
+// The same with 16-byte accesses, for rows that start 16-byte aligned and groups that are a
+// whole number of 16-byte units (so a unit's lanes share one group): vec_dim counts the units.
+template <typename Real>
+__global__ void GroupReduceDerivVecKernel(MatrixDim vec_dim, const Real* in, int32_t in_stride,
+                                          const Real* out, int32_t out_stride,
+                                          const Real* out_deriv, int32_t out_deriv_stride,
+                                          int32_t group, bool max, Real power, Real* dst,
+                                          int32_t dst_stride) {
+  using V = typename internal::Vec16<Real>::Type;
+  constexpr int32_t w = internal::Vec16<Real>::kLanes;
+  const bool inf = isinf(power);
+  ForEachElement(vec_dim, [&](int32_t r, int32_t u) {
+    const int32_t g = u * w / group;
     const Real y = out[static_cast<size_t>(r) * out_stride + g];
-    Real v;
-    if (max) {
-      v = x == y ? Real(1) : Real(0);
-    } else {
-      Real dydx;
-      if (power == 1)
-        dydx = Sign(x);
-      else if (inf)
-        dydx = DevAbs(x) == y ? Sign(x) : Real(0);  // 0 for an all-zero group, as Kaldi
-      else if (y == 0)
-        dydx = 0;
-      else if (power == 2)  // the common p-norm: x / y, without two pow() (slow in double)
-        dydx = x / y;
-      else
-        dydx = Sign(x) * DevPow(DevAbs(x), power - 1) * DevPow(y, 1 - power);
-      v = dydx * out_deriv[static_cast<size_t>(r) * out_deriv_stride + g];
-    }
-    dst[static_cast<size_t>(r) * d.stride + c] = v;
+    const Real od = max ? Real(0) : out_deriv[static_cast<size_t>(r) * out_deriv_stride + g];
+    const V x = reinterpret_cast<const V*>(in + static_cast<size_t>(r) * in_stride)[u];
+    V v;
+    const Real* xl = reinterpret_cast<const Real*>(&x);
+    Real* vl = reinterpret_cast<Real*>(&v);
+#pragma unroll
+    for (int32_t i = 0; i < w; ++i) vl[i] = GroupDerivElement(xl[i], y, od, max, inf, power);
+    reinterpret_cast<V*>(dst + static_cast<size_t>(r) * dst_stride)[u] = v;
   });
 }
 
@@ -411,6 +439,15 @@ void GroupReduceDeriv(MatrixDim d, const Real* in, int32_t is, const Real* out, 
                       const Real* out_deriv, int32_t ods, int32_t group, bool max, Real power,
                       Real* dst, CuStream stream) {
   if (d.rows == 0 || d.cols == 0) return;
+  constexpr int32_t w = internal::Vec16<Real>::kLanes;
+  if (group % w == 0 && internal::RowsAligned16(in, is) && internal::RowsAligned16(dst, d.stride)) {
+    const MatrixDim vec_dim{d.rows, d.cols / w, 0};
+    const internal::ElementwiseShape s = internal::MakeElementwiseShape(vec_dim);
+    GroupReduceDerivVecKernel<<<s.grid, s.block, 0, stream>>>(
+        vec_dim, in, is, out, os, out_deriv, ods, group, max, power, dst, d.stride);
+    CUCTX_CUDA_CHECK_LAUNCH("GroupReduceDerivVecKernel");
+    return;
+  }
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
   GroupReduceDerivKernel<<<s.grid, s.block, 0, stream>>>(d, in, is, out, os, out_deriv, ods, group,
                                                          max, power, dst);

@@ -166,7 +166,7 @@ TYPED_TEST(CuMatrixNnetDiffTest, DiffGroupPnormMatchesGroupPnormDerivTimesOutDer
   using Real = TypeParam;
   test::Rng rng = test::MakeRng();
   for (Real power : {Real(1), Real(1.234), Real(2), std::numeric_limits<Real>::infinity()})
-    for (int group : {1, 3}) {
+    for (int group : {1, 3, 4}) {  // 4: whole 16-byte units per group (the vector kernel)
       SCOPED_TRACE(::testing::Message() << "power=" << power << " group=" << group);
       Matrix<Real> in = test::RandomMatrix<Real>(9, 5 * group, &rng);
       in.ApplyFloor(0.0);  // many zero elements, some all-zero groups
