@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Not part of the public API (matrix/*.cc only). The Fortran symbols (sgesvd_/dgesvd_,
-// ssyevr_/dsyevr_, sgeev_/dgeev_, sgetrf_/dgetrf_) come from OpenBLAS, which bundles reference
+// ssyevr_/dsyevr_, sgeev_/dgeev_, sgetrf_/dgetrf_, dpotrf_/dpotri_/dtrtri_) come from OpenBLAS, which bundles reference
 // LAPACK built with 32-bit integers; we declare them here ourselves rather than include lapack.h,
 // whose presence and spelling differ between distributions. Every character argument is followed
 // by its hidden Fortran length (always 1), as gfortran expects.
@@ -51,6 +51,10 @@ void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const
             double* work, const int* lwork, int* info, size_t jobvl_len, size_t jobvr_len);
 void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
 void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t uplo_len);
+void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t uplo_len);
+void dtrtri_(const char* uplo, const char* diag, const int* n, double* a, const int* lda, int* info,
+             size_t uplo_len, size_t diag_len);
 }
 
 namespace cuctx {
@@ -107,6 +111,25 @@ inline void LapackXgetrf(int m, int n, float* a, int lda, int* ipiv, int* info) 
 }
 inline void LapackXgetrf(int m, int n, double* a, int lda, int* ipiv, int* info) {
   dgetrf_(&m, &n, a, &lda, ipiv, info);
+}
+
+// Cholesky (potrf), inverse from the Cholesky factor (potri) and triangular inverse with a
+// non-unit diagonal (trtri) of the column-major n x n `a`, on its upper triangle ('U'), which is
+// a row-major matrix's lower triangle. Double only: the CPU solvers factor in double.
+inline int LapackPotrfUpper(int n, double* a, int lda) {
+  int info = 0;
+  dpotrf_("U", &n, a, &lda, &info, 1);
+  return info;
+}
+inline int LapackPotriUpper(int n, double* a, int lda) {
+  int info = 0;
+  dpotri_("U", &n, a, &lda, &info, 1);
+  return info;
+}
+inline int LapackTrtriUpper(int n, double* a, int lda) {
+  int info = 0;
+  dtrtri_("U", "N", &n, a, &lda, &info, 1, 1);
+  return info;
 }
 
 // The size LAPACK asked for in a workspace query (returned as a floating-point value).

@@ -1,6 +1,8 @@
-// matrix/matrix-blas.cc: MatrixBase products through CBLAS, traces, and small dense solvers (CPU).
+// matrix/matrix-blas.cc: MatrixBase products through CBLAS, traces, and dense solvers (CPU;
+// Cholesky and SymInvertPosDef through LAPACK).
 // SPDX-License-Identifier: Apache-2.0
 #include "matrix/cblas-wrappers.h"
+#include "matrix/lapack-wrappers.h"
 #include "matrix/matrix-check.h"
 #include "matrix/matrix.h"
 
@@ -36,41 +38,46 @@ void CheckVecNoOverlap(const char* op, const MatrixBase<Real>& out, const Vector
     CUCTX_ERR << op << ": the vector argument overlaps the output matrix " << ShapeOf(out);
 }
 
-// Factors the lower triangle of the symmetric positive definite `a` in place as L L^T (double
-// precision, upper triangle zeroed). Throws naming the failing pivot.
-void CholeskyInPlace(const char* op, MatrixBase<double>* a) {
-  const MatrixIndexT n = a->NumRows();
-  for (MatrixIndexT i = 0; i < n; ++i) {
-    double* ri = a->RowData(i);
-    for (MatrixIndexT j = 0; j <= i; ++j) {
-      const double* rj = a->RowData(j);
-      double s = ri[j];
-      for (MatrixIndexT k = 0; k < j; ++k) s -= ri[k] * rj[k];
-      if (i == j) {
-        if (!(s > 0))
-          CUCTX_ERR << op << ": the " << n << "x" << n << " matrix is not positive definite"
-                    << " (pivot " << i << " is " << s << ")";
-        ri[i] = std::sqrt(s);
-      } else {
-        ri[j] = s / rj[j];
-      }
-    }
-    std::fill(ri + i + 1, ri + n, 0.0);
+// Throws unless every element of the lower triangle of the square `a` is finite (LAPACK's
+// behaviour on NaN is unspecified): such a matrix is not positive definite either.
+void CheckLowerFinite(const char* op, const MatrixBase<double>& a) {
+  const MatrixIndexT n = a.NumRows();
+  for (MatrixIndexT r = 0; r < n; ++r) {
+    const double* row = a.RowData(r);
+    for (MatrixIndexT c = 0; c <= r; ++c)
+      if (!std::isfinite(row[c]))
+        CUCTX_ERR << op << ": the " << n << "x" << n
+                  << " matrix is not positive definite (element (" << r << ", " << c << ") is "
+                  << row[c] << ")";
   }
 }
 
-// The inverse of a lower-triangular L with nonzero diagonal (forward substitution per column).
+// Zeroes the strict upper triangle of the square `a`.
+void ZeroUpper(MatrixBase<double>* a) {
+  const MatrixIndexT n = a->NumRows();
+  for (MatrixIndexT r = 0; r + 1 < n; ++r) std::fill(a->RowData(r) + r + 1, a->RowData(r) + n, 0.0);
+}
+
+// Factors the lower triangle of the symmetric positive definite `a` (n >= 1) in place as L L^T
+// with LAPACK's dpotrf (a row-major lower triangle is LAPACK's upper one), upper triangle
+// zeroed. Throws naming the leading minor that is not positive, as cuSOLVER's path does.
+void CholeskyInPlace(const char* op, MatrixBase<double>* a) {
+  const MatrixIndexT n = a->NumRows();
+  CheckLowerFinite(op, *a);
+  const int info = internal::LapackPotrfUpper(n, a->Data(), LeadingDim(*a));
+  CUCTX_CHECK(info >= 0) << op << ": dpotrf rejected argument " << -info;
+  if (info > 0)
+    CUCTX_ERR << op << ": the " << n << "x" << n << " matrix is not positive definite (its "
+              << "leading minor of order " << info << " is not positive)";
+  ZeroUpper(a);
+}
+
+// The inverse of a lower-triangular L with a nonzero diagonal (LAPACK's dtrtri), into inv.
 void InvertLower(const MatrixBase<double>& L, MatrixBase<double>* inv) {
-  const MatrixIndexT n = L.NumRows();
-  inv->SetZero();
-  for (MatrixIndexT j = 0; j < n; ++j) {
-    (*inv)(j, j) = 1.0 / L(j, j);
-    for (MatrixIndexT i = j + 1; i < n; ++i) {
-      double s = 0.0;
-      for (MatrixIndexT k = j; k < i; ++k) s += L(i, k) * (*inv)(k, j);
-      (*inv)(i, j) = -s / L(i, i);
-    }
-  }
+  inv->CopyFromMat(L);
+  const int info = internal::LapackTrtriUpper(L.NumRows(), inv->Data(), LeadingDim(*inv));
+  CUCTX_CHECK(info == 0) << "InvertLower: dtrtri returned info " << info;
+  ZeroUpper(inv);
 }
 
 }  // namespace
@@ -206,12 +213,12 @@ void MatrixBase<Real>::SymInvertPosDef() {
   if (num_rows_ == 0) return;
   Matrix<double> L(*this);
   CholeskyInPlace("SymInvertPosDef", &L);
-  Matrix<double> inv_l(num_rows_, num_rows_);
-  InvertLower(L, &inv_l);
-  // A^-1 = L^-T L^-1.
-  Matrix<double> inv(num_rows_, num_rows_);
-  inv.AddMatMat(1.0, inv_l, kTrans, inv_l, kNoTrans, 0.0);
-  CopyFromMat(inv);
+  // A^-1 = L^-T L^-1 from the factor (LAPACK's dpotri), in the lower triangle; mirrored.
+  const int info = internal::LapackPotriUpper(num_rows_, L.Data(), LeadingDim(L));
+  CUCTX_CHECK(info == 0) << "SymInvertPosDef: dpotri returned info " << info;
+  for (MatrixIndexT r = 0; r < num_rows_; ++r)
+    for (MatrixIndexT c = r + 1; c < num_rows_; ++c) L(r, c) = L(c, r);
+  CopyFromMat(L);
 }
 
 template <typename Real>
