@@ -78,14 +78,16 @@ void CheckPosDef(const char* op, MatrixIndexT n, int info) {
             << "minor of order " << info << " is not positive)";
 }
 
-// Matrices up to this size are factored (and inverted) on the host, between one download and one
-// upload, by the CPU library (in double): cuSOLVER's potrf and potri launch several kernels each
-// and ask for workspace sizes first, and the info read-back waits for the device anyway. Measured
-// on an H100 (bin/cu-kaldi-speed-bench, three runs alternating with the GPU path), as ratios to
-// Kaldi's figures: at 16, Cholesky 0.92-1.03 -> 1.77-2.00 and SymInvertPosDef<double> 0.82-0.84
-// -> 2.74-2.83; at 32, Cholesky 0.75-0.92 -> 1.25-1.58; at 64 the host lost (Cholesky 0.81-1.00
-// -> 0.51-0.56), so the GPU path keeps sizes above 32.
-constexpr MatrixIndexT kHostSolveMaxDim = 32;
+// Matrices up to these sizes are factored (and inverted) on the host, between one download and
+// one upload, by the CPU library (LAPACK, in double): cuSOLVER's potrf and potri launch several
+// kernels each and ask for workspace sizes first, and the info read-back waits for the device
+// anyway. Measured on an H100 host (bin/cu-kaldi-speed-bench, three runs alternating with the
+// cuSOLVER path in one call), as ratios to Kaldi's figures: Cholesky at 32, 0.90-0.93 -> 1.57-2.20,
+// at 64, 0.86-0.98 -> 0.94-1.23; SymInvertPosDef<double> at 16, 0.78-0.84 -> 2.25-2.34. At 64
+// SymInvertPosDef stays on cuSOLVER: download, LAPACK potrf + potri and upload took 12 + 111 + 4
+// us against cuSOLVER's 108 us per call.
+constexpr MatrixIndexT kHostCholeskyMaxDim = 64;
+constexpr MatrixIndexT kHostInvertMaxDim = 32;
 
 // The host path: *m is left unchanged when it is not positive definite (the CPU library factors
 // a copy), and inv_cholesky (Cholesky only) gets the inverse factor.
@@ -170,7 +172,7 @@ void CuMatrixBase<Real>::Cholesky(CuMatrixBase<Real>* inv_cholesky) {
   }
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::OnGpu() && num_rows_ <= kHostSolveMaxDim) {
+  if (internal::OnGpu() && num_rows_ <= kHostCholeskyMaxDim) {
     SolveOnHost(this, false, inv_cholesky);
     return;
   }
@@ -201,7 +203,7 @@ void CuMatrixBase<Real>::SymInvertPosDef() {
   CheckSquare("CuMatrix::SymInvertPosDef", num_rows_, num_cols_);
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::OnGpu() && num_rows_ <= kHostSolveMaxDim) {
+  if (internal::OnGpu() && num_rows_ <= kHostInvertMaxDim) {
     SolveOnHost(this, true, static_cast<CuMatrixBase<Real>*>(nullptr));
     return;
   }

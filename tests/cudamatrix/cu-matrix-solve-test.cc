@@ -141,8 +141,8 @@ Matrix<double> IndefiniteMatrix(int n, int k) {
 
 TYPED_TEST(CuMatrixSolveTest, IndefiniteMatrixThrowsAndIsUnchanged) {
   using Real = TypeParam;
-  // Sizes on both sides of the host/GPU switch at 32.
-  for (int n : {1, 5, 32, 33, 130}) {
+  // Sizes on both sides of the host/GPU switches (SymInvertPosDef at 32, Cholesky at 64).
+  for (int n : {1, 5, 32, 33, 64, 65, 130}) {
     SCOPED_TRACE(n);
     const Matrix<Real> input(IndefiniteMatrix(n, n));
     CuMatrix<Real> m(input);
