@@ -2,7 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Not part of the public API (matrix/*.cc only). The Fortran symbols (sgesvd_/dgesvd_,
-// ssyevr_/dsyevr_, sgeev_/dgeev_, sgetrf_/dgetrf_, dpotrf_/dpotri_/dtrtri_) come from OpenBLAS, which bundles reference
+// ssyevr_/dsyevr_, sgeev_/dgeev_, sgetrf_/dgetrf_, dgetri_, dpotrf_/dpotri_/dtrtri_) come from OpenBLAS, which bundles reference
 // LAPACK built with 32-bit integers; we declare them here ourselves rather than include lapack.h,
 // whose presence and spelling differ between distributions. Every character argument is followed
 // by its hidden Fortran length (always 1), as gfortran expects.
@@ -51,6 +51,8 @@ void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const
             double* work, const int* lwork, int* info, size_t jobvl_len, size_t jobvr_len);
 void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
 void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+void dgetri_(const int* n, double* a, const int* lda, const int* ipiv, double* work,
+             const int* lwork, int* info);
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t uplo_len);
 void dpotri_(const char* uplo, const int* n, double* a, const int* lda, int* info, size_t uplo_len);
 void dtrtri_(const char* uplo, const char* diag, const int* n, double* a, const int* lda, int* info,
@@ -193,6 +195,19 @@ template <typename Real>
 int LapackGetrf(int m, int n, Real* a, int lda, int* ipiv) {
   int info = 0;
   LapackXgetrf(m, n, a, lda, ipiv, &info);
+  return info;
+}
+
+// The inverse of the column-major n x n `a` from its getrf factors and row interchanges, in
+// place (double only: the CPU inverse works in double). info > 0: the matrix is singular.
+inline int LapackGetriDouble(int n, double* a, int lda, const int* ipiv) {
+  int info = 0, lwork = -1;
+  double query = 0;
+  dgetri_(&n, a, &lda, ipiv, &query, &lwork, &info);
+  if (info != 0) return info;
+  lwork = WorkSize(query);
+  std::vector<double> work(static_cast<size_t>(lwork));
+  dgetri_(&n, a, &lda, ipiv, work.data(), &lwork, &info);
   return info;
 }
 

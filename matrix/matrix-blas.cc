@@ -221,64 +221,6 @@ void MatrixBase<Real>::SymInvertPosDef() {
   CopyFromMat(L);
 }
 
-template <typename Real>
-void MatrixBase<Real>::Invert(Real* log_det, Real* det_sign, bool inverse_needed) {
-  CUCTX_CHECK(num_rows_ == num_cols_) << "Invert: matrix " << ShapeOf(*this) << " is not square";
-  const MatrixIndexT n = num_rows_;
-  Matrix<double> lu(*this);
-  std::vector<MatrixIndexT> perm(n);
-  for (MatrixIndexT i = 0; i < n; ++i) perm[i] = i;
-  double sign = 1.0, logdet = 0.0;
-  bool singular = false;
-  for (MatrixIndexT k = 0; k < n && !singular; ++k) {
-    MatrixIndexT p = k;
-    for (MatrixIndexT i = k + 1; i < n; ++i)
-      if (std::abs(lu(i, k)) > std::abs(lu(p, k))) p = i;
-    if (lu(p, k) == 0) {
-      singular = true;
-      break;
-    }
-    if (p != k) {
-      std::swap_ranges(lu.RowData(k), lu.RowData(k) + n, lu.RowData(p));
-      std::swap(perm[k], perm[p]);
-      sign = -sign;
-    }
-    const double pivot = lu(k, k);
-    logdet += std::log(std::abs(pivot));
-    if (pivot < 0) sign = -sign;
-    for (MatrixIndexT i = k + 1; i < n; ++i) {
-      const double f = (lu(i, k) /= pivot);
-      if (f == 0) continue;
-      for (MatrixIndexT j = k + 1; j < n; ++j) lu(i, j) -= f * lu(k, j);
-    }
-  }
-  if (singular) {
-    if (log_det != nullptr) *log_det = -std::numeric_limits<Real>::infinity();
-    if (det_sign != nullptr) *det_sign = 0;
-    if (inverse_needed) CUCTX_ERR << "Invert: the " << ShapeOf(*this) << " matrix is singular";
-    return;
-  }
-  if (log_det != nullptr) *log_det = static_cast<Real>(logdet);
-  if (det_sign != nullptr) *det_sign = static_cast<Real>(sign);
-  if (!inverse_needed || n == 0) return;
-  // P A = L U, so A^-1 = U^-1 L^-1 P: solve column by column of the permuted identity.
-  Matrix<double> x(n, n);
-  for (MatrixIndexT i = 0; i < n; ++i) x(i, perm[i]) = 1.0;
-  for (MatrixIndexT c = 0; c < n; ++c) {
-    for (MatrixIndexT i = 1; i < n; ++i) {
-      double s = x(i, c);
-      for (MatrixIndexT k = 0; k < i; ++k) s -= lu(i, k) * x(k, c);
-      x(i, c) = s;
-    }
-    for (MatrixIndexT i = n - 1; i >= 0; --i) {
-      double s = x(i, c);
-      for (MatrixIndexT k = i + 1; k < n; ++k) s -= lu(i, k) * x(k, c);
-      x(i, c) = s / lu(i, i);
-    }
-  }
-  CopyFromMat(x);
-}
-
 // ---- free functions
 // -------------------------------------------------------------------------------
 
@@ -329,7 +271,6 @@ Real TraceMatMat(const MatrixBase<Real>& A, const MatrixBase<Real>& B, MatrixTra
   template void MatrixBase<R>::AddVecVec(R, const VectorBase<R>&, const VectorBase<R>&);     \
   template void MatrixBase<R>::Cholesky(MatrixBase<R>*);                                     \
   template void MatrixBase<R>::SymInvertPosDef();                                            \
-  template void MatrixBase<R>::Invert(R*, R*, bool);                                         \
   template void AddMatMatBatched(R, std::vector<SubMatrix<R>*>&,                             \
                                  const std::vector<SubMatrix<R>*>&, MatrixTransposeType,     \
                                  const std::vector<SubMatrix<R>*>&, MatrixTransposeType, R); \

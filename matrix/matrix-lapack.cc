@@ -39,6 +39,20 @@ void CheckFinite(const char* op, const MatrixBase<Real>& m) {
   }
 }
 
+// log |det| of an n x n matrix from getrf's factors `lu` (U's diagonal) and its one-based row
+// interchanges, with the determinant's sign in *sign.
+double LuLogDet(const MatrixBase<double>& lu, const std::vector<int>& ipiv, int* sign) {
+  double log_det = 0.0;
+  *sign = 1;
+  for (MatrixIndexT i = 0; i < lu.NumRows(); ++i) {
+    const double u = lu(i, i);
+    log_det += std::log(std::fabs(u));
+    if (u < 0) *sign = -*sign;
+    if (ipiv[i] != i + 1) *sign = -*sign;
+  }
+  return log_det;
+}
+
 template <typename Real>
 void CheckNotOverlapping(const char* op, const MatrixBase<Real>* a, const char* a_name,
                          const MatrixBase<Real>* b, const char* b_name) {
@@ -129,16 +143,43 @@ Real MatrixBase<Real>::LogDet(Real* det_sign) const {
     return -std::numeric_limits<Real>::infinity();
   }
   CheckLapackInfo<double>(info, kOp, "getrf_", "");
-  double log_det = 0.0;
   int sign = 1;
-  for (MatrixIndexT i = 0; i < n; ++i) {
-    const double u = lu(i, i);
-    log_det += std::log(std::fabs(u));
-    if (u < 0) sign = -sign;
-    if (ipiv[i] != i + 1) sign = -sign;
-  }
+  const double log_det = LuLogDet(lu, ipiv, &sign);
   if (det_sign != nullptr) *det_sign = sign;
   return static_cast<Real>(log_det);
+}
+
+template <typename Real>
+void MatrixBase<Real>::Invert(Real* log_det, Real* det_sign, bool inverse_needed) {
+  static const char* const kOp = "MatrixBase::Invert";
+  CUCTX_CHECK(num_rows_ == num_cols_) << "Invert: matrix " << ShapeOf(*this) << " is not square";
+  const MatrixIndexT n = num_rows_;
+  if (n == 0) {
+    if (log_det != nullptr) *log_det = 0;
+    if (det_sign != nullptr) *det_sign = 1;
+    return;
+  }
+  CheckFinite(kOp, *this);
+  // A row-major matrix is LAPACK's transpose: det(A^T) == det(A), and the inverse of A^T read
+  // row-major is A^-1, so the copy is factored and inverted as it lies.
+  Matrix<double> lu(*this);
+  std::vector<int> ipiv(n);
+  const int info = internal::LapackGetrf<double>(n, n, lu.Data(), LapackLd(lu), ipiv.data());
+  if (info > 0) {  // An exactly zero pivot: singular.
+    if (log_det != nullptr) *log_det = -std::numeric_limits<Real>::infinity();
+    if (det_sign != nullptr) *det_sign = 0;
+    if (inverse_needed) CUCTX_ERR << "Invert: the " << ShapeOf(*this) << " matrix is singular";
+    return;
+  }
+  CheckLapackInfo<double>(info, kOp, "getrf_", "");
+  int sign = 1;
+  const double logdet = LuLogDet(lu, ipiv, &sign);
+  if (log_det != nullptr) *log_det = static_cast<Real>(logdet);
+  if (det_sign != nullptr) *det_sign = static_cast<Real>(sign);
+  if (!inverse_needed) return;
+  CheckLapackInfo<double>(internal::LapackGetriDouble(n, lu.Data(), LapackLd(lu), ipiv.data()), kOp,
+                          "getri_", "the matrix is singular");
+  CopyFromMat(lu);
 }
 
 template <typename Real>
@@ -281,6 +322,7 @@ bool AttemptComplexPower(Real* x_re, Real* x_im, Real power) {
   template Real MatrixBase<Real>::MinSingularValue() const;                                     \
   template Real MatrixBase<Real>::Cond() const;                                                 \
   template Real MatrixBase<Real>::LogDet(Real*) const;                                          \
+  template void MatrixBase<Real>::Invert(Real*, Real*, bool);                                   \
   template void MatrixBase<Real>::Eig(MatrixBase<Real>*, VectorBase<Real>*, VectorBase<Real>*)  \
       const;                                                                                    \
   template bool MatrixBase<Real>::Power(Real);                                                  \

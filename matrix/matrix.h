@@ -370,8 +370,10 @@ class MatrixBase {
   // Inverts a symmetric positive definite *this in place (full symmetric result). Throws if not
   // square or not positive definite.
   void SymInvertPosDef();
-  // General inverse by LU with partial pivoting. If log_det / det_sign are given they receive
-  // log |det| and its sign (before inversion). Throws on a singular matrix when inverse_needed.
+  // General inverse by LU with partial pivoting (LAPACK getrf and getri, in double;
+  // matrix/matrix-lapack.cc). If log_det / det_sign are given they receive log |det| and its sign
+  // (before inversion). Throws on a singular matrix when inverse_needed, and on NaN or infinite
+  // elements.
   void Invert(Real* log_det = nullptr, Real* det_sign = nullptr, bool inverse_needed = true);
 
   // ---- LAPACK decompositions (matrix/matrix-lapack.cc) -----------------------------------------

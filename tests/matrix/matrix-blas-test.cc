@@ -280,7 +280,7 @@ TYPED_TEST(MatrixBlasTest, InvertGivesInverseAndLogDeterminant) {
       test::TestMatrix<Real> a(n, n, strided, &rng);
       a.View().AddToDiag(2);  // keep it well conditioned
       const Matrix<double> orig = test::ToDouble(a.View());
-      // Reference determinant from a double-precision LU of our own (Invert on double).
+      // Reference determinant from the double-precision Invert.
       Matrix<double> copy(orig);
       double ref_log_det = 0, ref_sign = 0;
       copy.Invert(&ref_log_det, &ref_sign, false);
@@ -319,6 +319,22 @@ TYPED_TEST(MatrixBlasTest, InvertThrowsOnSingularMatrix) {
   EXPECT_TRUE(std::isinf(log_det));
   Matrix<Real> rect(2, 3);
   EXPECT_THROW(rect.Invert(), Error);
+}
+
+TYPED_TEST(MatrixBlasTest, InvertRejectsNonFiniteInputUnchanged) {
+  using Real = TypeParam;
+  Matrix<Real> m(3, 3);
+  m.SetUnit();
+  m(1, 2) = std::numeric_limits<Real>::quiet_NaN();
+  const Matrix<Real> before(m);
+  EXPECT_TRUE(test::ThrowsWith([&] { m.Invert(); }, "(1, 2) is nan"));
+  for (MatrixIndexT r = 0; r < 3; ++r) {
+    for (MatrixIndexT c = 0; c < 3; ++c) {
+      if (r != 1 || c != 2) {
+        EXPECT_EQ(m(r, c), before(r, c));
+      }
+    }
+  }
 }
 
 }  // namespace
