@@ -52,12 +52,6 @@ void CheckLowerFinite(const char* op, const MatrixBase<double>& a) {
   }
 }
 
-// Zeroes the strict upper triangle of the square `a`.
-void ZeroUpper(MatrixBase<double>* a) {
-  const MatrixIndexT n = a->NumRows();
-  for (MatrixIndexT r = 0; r + 1 < n; ++r) std::fill(a->RowData(r) + r + 1, a->RowData(r) + n, 0.0);
-}
-
 // Factors the lower triangle of the symmetric positive definite `a` (n >= 1) in place as L L^T
 // with LAPACK's dpotrf (a row-major lower triangle is LAPACK's upper one), upper triangle
 // zeroed. Throws naming the leading minor that is not positive, as cuSOLVER's path does.
@@ -69,15 +63,15 @@ void CholeskyInPlace(const char* op, MatrixBase<double>* a) {
   if (info > 0)
     CUCTX_ERR << op << ": the " << n << "x" << n << " matrix is not positive definite (its "
               << "leading minor of order " << info << " is not positive)";
-  ZeroUpper(a);
+  a->SetZeroAboveDiag();
 }
 
-// The inverse of a lower-triangular L with a nonzero diagonal (LAPACK's dtrtri), into inv.
+// The inverse of a lower-triangular L with a nonzero diagonal (LAPACK's dtrtri), into inv. dtrtri
+// touches only the lower triangle, so L's zero upper triangle stays zero.
 void InvertLower(const MatrixBase<double>& L, MatrixBase<double>* inv) {
   inv->CopyFromMat(L);
   const int info = internal::LapackTrtriUpper(L.NumRows(), inv->Data(), LeadingDim(*inv));
   CUCTX_CHECK(info == 0) << "InvertLower: dtrtri returned info " << info;
-  ZeroUpper(inv);
 }
 
 }  // namespace
@@ -216,8 +210,7 @@ void MatrixBase<Real>::SymInvertPosDef() {
   // A^-1 = L^-T L^-1 from the factor (LAPACK's dpotri), in the lower triangle; mirrored.
   const int info = internal::LapackPotriUpper(num_rows_, L.Data(), LeadingDim(L));
   CUCTX_CHECK(info == 0) << "SymInvertPosDef: dpotri returned info " << info;
-  for (MatrixIndexT r = 0; r < num_rows_; ++r)
-    for (MatrixIndexT c = r + 1; c < num_rows_; ++c) L(r, c) = L(c, r);
+  L.CopyLowerToUpper();
   CopyFromMat(L);
 }
 
