@@ -53,25 +53,25 @@ void CheckLowerFinite(const char* op, const MatrixBase<double>& a) {
 }
 
 // Factors the lower triangle of the symmetric positive definite `a` (n >= 1) in place as L L^T
-// with LAPACK's dpotrf (a row-major lower triangle is LAPACK's upper one), upper triangle
+// with LAPACK's Cholesky (dpotf2 or dpotrf, see lapack-wrappers.h; a row-major lower triangle is LAPACK's upper one), upper triangle
 // zeroed. Throws naming the leading minor that is not positive, as cuSOLVER's path does.
 void CholeskyInPlace(const char* op, MatrixBase<double>* a) {
   const MatrixIndexT n = a->NumRows();
   CheckLowerFinite(op, *a);
   const int info = internal::LapackPotrfUpper(n, a->Data(), LeadingDim(*a));
-  CUCTX_CHECK(info >= 0) << op << ": dpotrf rejected argument " << -info;
+  CUCTX_CHECK(info >= 0) << op << ": LAPACK's Cholesky rejected argument " << -info;
   if (info > 0)
     CUCTX_ERR << op << ": the " << n << "x" << n << " matrix is not positive definite (its "
               << "leading minor of order " << info << " is not positive)";
   a->SetZeroAboveDiag();
 }
 
-// The inverse of a lower-triangular L with a nonzero diagonal (LAPACK's dtrtri), into inv. dtrtri
-// touches only the lower triangle, so L's zero upper triangle stays zero.
+// The inverse of a lower-triangular L with a nonzero diagonal (LAPACK's dtrti2 or dtrtri), into inv.
+// LAPACK touches only the lower triangle, so L's zero upper triangle stays zero.
 void InvertLower(const MatrixBase<double>& L, MatrixBase<double>* inv) {
   inv->CopyFromMat(L);
   const int info = internal::LapackTrtriUpper(L.NumRows(), inv->Data(), LeadingDim(*inv));
-  CUCTX_CHECK(info == 0) << "InvertLower: dtrtri returned info " << info;
+  CUCTX_CHECK(info == 0) << "InvertLower: LAPACK's triangular inverse returned info " << info;
 }
 
 }  // namespace
@@ -207,9 +207,10 @@ void MatrixBase<Real>::SymInvertPosDef() {
   if (num_rows_ == 0) return;
   Matrix<double> L(*this);
   CholeskyInPlace("SymInvertPosDef", &L);
-  // A^-1 = L^-T L^-1 from the factor (LAPACK's dpotri), in the lower triangle; mirrored.
+  // A^-1 = L^-T L^-1 from the factor (LAPACK's dpotri, or dtrti2 + dlauu2), in the lower triangle; mirrored.
   const int info = internal::LapackPotriUpper(num_rows_, L.Data(), LeadingDim(L));
-  CUCTX_CHECK(info == 0) << "SymInvertPosDef: dpotri returned info " << info;
+  CUCTX_CHECK(info == 0) << "SymInvertPosDef: LAPACK's inverse from the factor returned info "
+                         << info;
   L.CopyLowerToUpper();
   CopyFromMat(L);
 }

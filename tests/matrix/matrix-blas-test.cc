@@ -221,7 +221,8 @@ TYPED_TEST(MatrixBlasTest, TraceMatMatMatchesReference) {
 TYPED_TEST(MatrixBlasTest, CholeskyReconstructsAndInverts) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng();
-  for (MatrixIndexT n : {0, 1, 2, 17, 64}) {
+  // 127 and 128 sit on either side of the switch from LAPACK's unblocked to its blocked routines.
+  for (MatrixIndexT n : {0, 1, 2, 17, 64, 127, 128}) {
     for (bool strided : {false, true}) {
       Matrix<Real> spd = RandomSpd<Real>(n, &rng);
       test::TestMatrix<Real> a(n, n, strided, &rng);
@@ -247,7 +248,7 @@ TYPED_TEST(MatrixBlasTest, CholeskyReconstructsAndInverts) {
 TYPED_TEST(MatrixBlasTest, SymInvertPosDefGivesSymmetricInverse) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng();
-  for (MatrixIndexT n : {0, 1, 17, 64}) {
+  for (MatrixIndexT n : {0, 1, 17, 64, 127, 128}) {
     Matrix<Real> spd = RandomSpd<Real>(n, &rng);
     Matrix<Real> inv(spd);
     inv.SymInvertPosDef();
@@ -270,6 +271,16 @@ TYPED_TEST(MatrixBlasTest, CholeskyThrowsOnNonPositiveDefinite) {
   EXPECT_THROW(m.SymInvertPosDef(), Error);
   Matrix<Real> rect(2, 3);
   EXPECT_TRUE(test::ThrowsWith([&] { rect.Cholesky(); }, "2x3"));
+  // Both LAPACK paths name the first leading minor that is not positive.
+  for (MatrixIndexT n : {127, 128}) {
+    Matrix<Real> big(n, n);
+    big.SetUnit();
+    big(100, 100) = -1;
+    const Matrix<Real> big_orig(big);
+    EXPECT_TRUE(test::ThrowsWith([&] { big.Cholesky(); }, "leading minor of order 101")) << n;
+    EXPECT_TRUE(test::ThrowsWith([&] { big.SymInvertPosDef(); }, "order 101")) << n;
+    EXPECT_TRUE(big.Equal(big_orig)) << n;
+  }
 }
 
 TYPED_TEST(MatrixBlasTest, InvertGivesInverseAndLogDeterminant) {
