@@ -78,16 +78,18 @@ void CheckPosDef(const char* op, MatrixIndexT n, int info) {
             << "minor of order " << info << " is not positive)";
 }
 
-// Matrices up to these sizes are factored (and inverted) on the host, between one download and
-// one upload, by the CPU library (LAPACK, in double): cuSOLVER's potrf and potri launch several
-// kernels each and ask for workspace sizes first, and the info read-back waits for the device
-// anyway. Measured on an H100 host (bin/cu-kaldi-speed-bench, three runs alternating with the
-// cuSOLVER path in one call), as ratios to Kaldi's figures: Cholesky at 32, 0.90-0.93 -> 1.57-2.20,
-// at 64, 0.86-0.98 -> 0.94-1.23; SymInvertPosDef<double> at 16, 0.78-0.84 -> 2.25-2.34. At 64
-// SymInvertPosDef stays on cuSOLVER: download, LAPACK potrf + potri and upload took 12 + 111 + 4
-// us against cuSOLVER's 108 us per call.
-constexpr MatrixIndexT kHostCholeskyMaxDim = 64;
-constexpr MatrixIndexT kHostInvertMaxDim = 32;
+// Matrices up to this size are factored (and inverted) on the host, between one download and one
+// upload, by the CPU library (LAPACK, in double): cuSOLVER's potrf and potri launch several kernels
+// each and ask for workspace sizes first, and the info read-back waits for the device anyway.
+// Measured on an H100 host with bin/cu-kaldi-speed-bench, three runs alternating with the previous
+// binary in one call, as ratios to Kaldi's figures:
+//   host path against cuSOLVER: Cholesky at 32, 0.90-0.93 -> 1.57-2.20; InvertPosDef<double> at 64,
+//   1.56-1.68 -> 2.27-2.64, <float> 1.97-2.12 -> 3.13-3.16; Cholesky<double> at 128, 2.97-3.17 ->
+//   2.04-2.22 (a loss: larger sizes use cuSOLVER);
+//   the host's unblocked LAPACK against its blocked, threaded one (see matrix/lapack-wrappers.h):
+//   Cholesky<double> at 64, 0.73-0.86 -> 1.26-1.37; InvertPosDef<double> at 32, 1.34-1.68 ->
+//   2.96-3.03.
+constexpr MatrixIndexT kHostSolveMaxDim = 64;
 
 // The host path: *m is left unchanged when it is not positive definite (the CPU library factors
 // a copy), and inv_cholesky (Cholesky only) gets the inverse factor.
@@ -172,7 +174,7 @@ void CuMatrixBase<Real>::Cholesky(CuMatrixBase<Real>* inv_cholesky) {
   }
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::OnGpu() && num_rows_ <= kHostCholeskyMaxDim) {
+  if (internal::OnGpu() && num_rows_ <= kHostSolveMaxDim) {
     SolveOnHost(this, false, inv_cholesky);
     return;
   }
@@ -203,7 +205,7 @@ void CuMatrixBase<Real>::SymInvertPosDef() {
   CheckSquare("CuMatrix::SymInvertPosDef", num_rows_, num_cols_);
   if (num_rows_ == 0) return;
 #if CUCTX_HAVE_CUDA
-  if (internal::OnGpu() && num_rows_ <= kHostInvertMaxDim) {
+  if (internal::OnGpu() && num_rows_ <= kHostSolveMaxDim) {
     SolveOnHost(this, true, static_cast<CuMatrixBase<Real>*>(nullptr));
     return;
   }

@@ -36,11 +36,12 @@ ReadbackSlot::ReadbackSlot(int device) : device_(device) {
   CUCTX_CUDA_CHECK(cudaMemsetAsync(work_, 0, ReduceWorkspaceBytes(), cudaStreamPerThread));
   // Page-locked memory is mapped into the device's address space (unified addressing).
   result_host_ = PinnedHostAllocator::ForDevice(device).Allocate(kResultBytes);
-  CUCTX_CUDA_CHECK(cudaHostGetDevicePointer(&result_device_, result_host_, 0));
+  void* result_device = nullptr;
+  CUCTX_CUDA_CHECK(cudaHostGetDevicePointer(&result_device, result_host_, 0));
   words_host_ = reinterpret_cast<volatile unsigned long long*>(static_cast<char*>(result_host_) +
                                                                kWordsOffset);
   words_device_ =
-      reinterpret_cast<unsigned long long*>(static_cast<char*>(result_device_) + kWordsOffset);
+      reinterpret_cast<unsigned long long*>(static_cast<char*>(result_device) + kWordsOffset);
   // Sequence number 0 is never handed out, so zeroed words match no launch.
   words_host_[0] = 0;
   words_host_[1] = 0;

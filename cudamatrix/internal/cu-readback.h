@@ -67,7 +67,6 @@ class ReadbackSlot {
   unsigned int seq_ = 0;
   void* work_ = nullptr;
   void* result_host_ = nullptr;
-  void* result_device_ = nullptr;
   volatile unsigned long long* words_host_ = nullptr;
   unsigned long long* words_device_ = nullptr;
 };

@@ -15,7 +15,9 @@ namespace {
 
 using test::ToHost;
 
-const std::vector<int> kSizes = {1, 2, 32, 33, 63, 64, 65, 200};
+// Both sides of the switch from the host path to cuSOLVER (64/65, see cu-matrix-solve.cc) and of
+// the CPU reference's switch to blocked LAPACK (127/128).
+const std::vector<int> kSizes = {1, 2, 32, 33, 63, 64, 65, 127, 128, 200};
 
 // B B^T + shift * I with B n x rank, in double. A full-rank B with shift n is well conditioned; a
 // low-rank B with a small shift has condition number about (n + shift) / shift.
@@ -141,7 +143,7 @@ Matrix<double> IndefiniteMatrix(int n, int k) {
 
 TYPED_TEST(CuMatrixSolveTest, IndefiniteMatrixThrowsAndIsUnchanged) {
   using Real = TypeParam;
-  // Sizes on both sides of the host/GPU switches (SymInvertPosDef at 32, Cholesky at 64).
+  // Sizes on both sides of the host/GPU switches (both at 64).
   for (int n : {1, 5, 32, 33, 64, 65, 130}) {
     SCOPED_TRACE(n);
     const Matrix<Real> input(IndefiniteMatrix(n, n));
