@@ -47,8 +47,11 @@
 #include "cudamatrix/cu-sparse-matrix.h"
 #include "cudamatrix/cu-tp-matrix.h"
 #include "cudamatrix/cu-vector.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cutool/tool.h"
 #include "matrix/sparse-matrix.h"
+
+#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
@@ -828,15 +831,31 @@ Result RunRow(const Registry& registry, const KaldiRow& k, double scale) {
   return r;
 }
 
+// "4.21 us".
+std::string FormatUs(double us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f us", us);
+  return buf;
+}
+
+// The host's launch cost: microseconds per call of an empty kernel launched back to back, timed
+// as the rows are. No op that launches a kernel can take less per call on this host.
+double BareLaunchUs(double budget) {
+  return 1e-3 / Gigaflops(1, budget, [] { LaunchNoOp(cudaStreamPerThread); });
+}
+
 // Runs every row `passes` times, a whole pass over the table after another (so a disturbance of
 // the host that lasts a few seconds hits different rows in different passes), and keeps each
 // row's fastest pass. With one pass the rows print as they are measured; with more, each pass
-// prints one line (its geometric mean and the rows that moved more than 10% from the previous
-// pass), then the kept rows print.
+// prints one line (its geometric mean, the rows that moved more than 10% from the previous pass
+// and the bare launch cost), then the kept rows print. *bare_launch_us (null on the CPU path) gets
+// the fastest BareLaunchUs, measured before each pass.
 std::vector<Result> RunPasses(const Registry& registry, const std::vector<KaldiRow>& rows,
-                              double scale, int32 passes) {
+                              double scale, int32 passes, double* bare_launch_us) {
   std::vector<Result> best;
   for (int32 pass = 0; pass < passes; ++pass) {
+    const double bare = bare_launch_us ? BareLaunchUs(kKaldiDefaultBudget * scale) : 0;
+    if (bare_launch_us) *bare_launch_us = pass == 0 ? bare : std::min(*bare_launch_us, bare);
     double log_sum = 0;
     int counted = 0, moved = 0;
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -860,8 +879,9 @@ std::vector<Result> RunPasses(const Registry& registry, const std::vector<KaldiR
     if (passes > 1)
       std::printf(
           "pass %d of %d: geomean %.3f over %d rows; %d rows differ by > 10%% from the "
-          "best so far\n",
-          pass + 1, passes, counted > 0 ? std::exp(log_sum / counted) : 0.0, counted, moved);
+          "best so far%s\n",
+          pass + 1, passes, counted > 0 ? std::exp(log_sum / counted) : 0.0, counted, moved,
+          bare > 0 ? ("; bare launch " + FormatUs(bare)).c_str() : "");
   }
   if (passes > 1) {
     std::printf("\nEach row's fastest of %d passes:\n", passes);
@@ -869,6 +889,40 @@ std::vector<Result> RunPasses(const Registry& registry, const std::vector<KaldiR
     for (const Result& r : best) PrintRow(r);
   }
   return best;
+}
+
+// Kaldi's one-launch reference: microseconds per call {fastest, slowest} of its `label` rows up
+// to 512 (one kernel, dim^2 work per call, e.g. CuMatrix::Sigmoid<float>); {0, 0} if none.
+std::pair<double, double> KaldiOneLaunchUs(const std::vector<KaldiRow>& table,
+                                           const std::string& label) {
+  double lo = 0, hi = 0;
+  for (const KaldiRow& k : table) {
+    if (k.label != label || k.dims.values.size() != 1 || k.dims.values[0] > 512 || !(k.kaldi > 0))
+      continue;
+    const double us = Sq(k.dims.values[0]) / (k.kaldi * 1e3);
+    lo = lo == 0 ? us : std::min(lo, us);
+    hi = std::max(hi, us);
+  }
+  return {lo, hi};
+}
+
+// What the host's launch cost allows: Kaldi's host issued a one-launch op at t us per call, so a
+// row bound by one launch here reaches at most t / bare_us of Kaldi's figure.
+void PrintLaunchCeiling(double bare_us, const std::vector<KaldiRow>& table) {
+  std::printf(
+      "\nLaunch cost: an empty kernel launched back to back takes %.2f us per call on this host "
+      "(fastest pass).\n",
+      bare_us);
+  for (const char* label : {"CuMatrix::Sigmoid<float>", "CuMatrix::Sigmoid<double>"}) {
+    const std::pair<double, double> t = KaldiOneLaunchUs(table, label);
+    if (t.first <= 0) continue;
+    const double lo = t.first / bare_us, hi = t.second / bare_us;
+    std::printf(
+        "Kaldi's %s (one launch per call, 16-512): %.2f-%.2f us per call, so a row bound by one "
+        "launch reaches at most %.2f-%.2f of Kaldi's figure here%s\n",
+        label, t.first, t.second, lo, hi,
+        lo < kTargetFloor ? " (under the floor: such rows cannot all meet it on this host)" : "");
+  }
 }
 
 std::string FormatNumber(double x) {
@@ -938,8 +992,11 @@ int Body(const Options& opts) {
     std::printf("\n%-54s %-8s %12s %12s %8s\n", "op", "dim", "cuctx", "kaldi", "ratio");
 
   const Timer total;
-  std::vector<Result> results = RunPasses(registry, rows, scale, opts.passes);
+  double bare_launch_us = 0;
+  std::vector<Result> results =
+      RunPasses(registry, rows, scale, opts.passes, device.Enabled() ? &bare_launch_us : nullptr);
   PrintSummary(results, rows);
+  if (device.Enabled()) PrintLaunchCeiling(bare_launch_us, table);
   std::printf("\n%zu rows in %.1f s\n", results.size(), total.Elapsed());
   if (!opts.tsv_out.empty()) {
     WriteTsv(opts.tsv_out, results);
