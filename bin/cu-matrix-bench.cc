@@ -483,7 +483,8 @@ double HostUsPerCall(const std::function<void()>& fn) {
 }
 
 // AddMatMat, Sigmoid, AddVecToRows and SoftMaxPerRow on rows x cols float matrices against a bare
-// kernel launch and a raw cuBLAS GEMM of the same shape on the same handle.
+// kernel launch and a raw cuBLAS GEMM of the same shape on the same handle; CopyFromMat and a
+// vector's CopyFromVec against the runtime's device-to-device copy of the same bytes.
 void LatencyBench(MatrixIndexT rows, MatrixIndexT cols, Table* table) {
   CuMatrix<float> x(rows, cols), w(cols, cols), y(rows, cols);
   CuVector<float> b(cols);
@@ -516,6 +517,21 @@ void LatencyBench(MatrixIndexT rows, MatrixIndexT cols, Table* table) {
       "AddVecToRows", [&] { y.AddVecToRows(1.0f, b); }, "bare kernel launch", bare);
   row(
       "SoftMaxPerRow", [&] { y.SoftMaxPerRow(x); }, "bare kernel launch", bare);
+  // Same-type copies: cuctx's small-copy kernel against the runtime's device-to-device copies.
+  const double memcpy2d = HostUsPerCall([&] {
+    CUCTX_CUDA_CHECK(cudaMemcpy2DAsync(y.Data(), y.Stride() * sizeof(float), x.Data(),
+                                       x.Stride() * sizeof(float), cols * sizeof(float), rows,
+                                       cudaMemcpyDeviceToDevice, cudaStreamPerThread));
+  });
+  row(
+      "CopyFromMat", [&] { y.CopyFromMat(x); }, "raw cudaMemcpy2DAsync", memcpy2d);
+  CuVector<float> c(cols);
+  const double memcpy1d = HostUsPerCall([&] {
+    CUCTX_CUDA_CHECK(cudaMemcpyAsync(c.Data(), b.Data(), cols * sizeof(float),
+                                     cudaMemcpyDeviceToDevice, cudaStreamPerThread));
+  });
+  row(
+      "CuVector::CopyFromVec", [&] { c.CopyFromVec(b); }, "raw cudaMemcpyAsync", memcpy1d);
 }
 
 // ---- profiling overhead: per-op profiling (--verbose >= 1) off against on ---------------------

@@ -1,9 +1,13 @@
-// cudamatrix/cu-kernels-copy.cu: fills, converting copies and tiled transposing copies.
+// cudamatrix/cu-kernels-copy.cu: fills, byte copies, converting copies and tiled transposing
+// copies.
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
+
+#include <algorithm>
+#include <cstdint>
 
 namespace cuctx {
 namespace {
@@ -14,6 +18,33 @@ __global__ void FillKernel(Word* data, int64_t count, Word value) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count;
        i += step)
     data[i] = value;
+}
+
+// One unit (Word) per thread: x over a row's units, y over rows, both grid-strided.
+template <typename Word>
+__global__ void CopyWords2DKernel(Word* dst, int64_t dst_pitch, const Word* src, int64_t src_pitch,
+                                  int64_t units, int64_t rows) {
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    const Word* s = src + r * src_pitch;
+    Word* d = dst + r * dst_pitch;
+    for (int64_t u = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; u < units;
+         u += static_cast<int64_t>(gridDim.x) * blockDim.x)
+      d[u] = s[u];
+  }
+}
+
+template <typename Word>
+void CopyWords2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t row_bytes,
+                 size_t rows, CuStream stream) {
+  constexpr int kThreads = 256;
+  const int64_t units = static_cast<int64_t>(row_bytes / sizeof(Word));
+  const int64_t gx = std::min<int64_t>((units + kThreads - 1) / kThreads, 1024);
+  const int64_t gy = std::min<int64_t>(static_cast<int64_t>(rows), 65535);
+  CopyWords2DKernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), 1), kThreads, 0,
+                      stream>>>(static_cast<Word*>(dst), dst_pitch / sizeof(Word),
+                                static_cast<const Word*>(src), src_pitch / sizeof(Word), units,
+                                static_cast<int64_t>(rows));
+  CUCTX_CUDA_CHECK_LAUNCH("CopyWords2DKernel");
 }
 
 template <typename DstReal>
@@ -66,6 +97,22 @@ void LaunchFill(void* d_data, int64_t count, int32_t elem_bytes, uint64_t patter
     FillKernel<<<blocks, threads, 0, stream>>>(static_cast<uint64_t*>(d_data), count, pattern);
   }
   CUCTX_CUDA_CHECK_LAUNCH("FillKernel");
+}
+
+void LaunchCopyBytes2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                       size_t row_bytes, size_t rows, CuStream stream) {
+  if (row_bytes == 0 || rows == 0) return;
+  // Every address the kernel touches is a multiple of the unit when these are.
+  const size_t all = reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src) |
+                     (rows > 1 ? dst_pitch | src_pitch : 0) | row_bytes;
+  if (all % 16 == 0)
+    CopyWords2D<uint4>(dst, dst_pitch, src, src_pitch, row_bytes, rows, stream);
+  else if (all % 8 == 0)
+    CopyWords2D<uint2>(dst, dst_pitch, src, src_pitch, row_bytes, rows, stream);
+  else if (all % 4 == 0)
+    CopyWords2D<uint32_t>(dst, dst_pitch, src, src_pitch, row_bytes, rows, stream);
+  else
+    CopyWords2D<unsigned char>(dst, dst_pitch, src, src_pitch, row_bytes, rows, stream);
 }
 
 void LaunchCopyMat(MatrixDim d, const float* src, int32_t ss, bool t, float* dst, CuStream st) {

@@ -13,6 +13,7 @@
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/internal/cu-device-scope.h"
+#include "cudamatrix/internal/cu-kernels.h"
 
 #include <cuda_runtime.h>
 #endif
@@ -79,11 +80,21 @@ void ZeroStorage2D(void* p, size_t pitch, size_t row_bytes, size_t rows) {
   for (size_t r = 0; r < rows; ++r) std::memset(c + r * pitch, 0, row_bytes);
 }
 
+// Device copies up to this many bytes run as one launch of a copy kernel rather than through
+// cudaMemcpyAsync / cudaMemcpy2DAsync: at these sizes a copy costs what the host pays to issue it,
+// and issuing a kernel is cheaper (bin/cu-matrix-bench --only=latency: CopyFromMat and
+// CuVector::CopyFromVec against the runtime's copies; README has the H100 figures).
+constexpr size_t kKernelCopyMaxBytes = size_t{1} << 20;
+
 void CopyStorage2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t row_bytes,
                    size_t rows) {
   if (row_bytes == 0 || rows == 0 || dst == src) return;
 #if CUCTX_HAVE_CUDA
   if (OnGpu()) {
+    if (row_bytes * rows <= kKernelCopyMaxBytes) {
+      LaunchCopyBytes2D(dst, dst_pitch, src, src_pitch, row_bytes, rows, cudaStreamPerThread);
+      return;
+    }
     if (rows == 1 || (dst_pitch == row_bytes && src_pitch == row_bytes))
       CUCTX_CUDA_CHECK(cudaMemcpyAsync(dst, src, row_bytes * rows, cudaMemcpyDeviceToDevice,
                                        cudaStreamPerThread));

@@ -12,7 +12,7 @@ cudamatrix_TESTS := cu-device-test.cc cu-allocator-test.cc cu-allocator-expandab
                     cu-allocator-vmm-test.cc \
                     cu-pinned-test.cc cu-copy-test.cc \
                     pinned-matrix-test.cc cu-array-test.cc cu-vector-test.cc cu-matrix-test.cc \
-                    cu-multithread-test.cc cu-multi-device-test.cc
+                    cu-multithread-test.cc cu-multi-device-test.cc cu-storage-test.cc
 # BLAS family
 cudamatrix_SRCS  += cu-matrix-blas.cc cu-vector-blas.cc
 cudamatrix_CU    += cu-kernels-blas.cu

@@ -30,6 +30,13 @@ void LaunchNoOp(CuStream stream);
 // low 32 bits when elem_bytes is 4). d_data must be aligned to elem_bytes.
 void LaunchFill(void* d_data, int64_t count, int32_t elem_bytes, uint64_t pattern, CuStream stream);
 
+// Copies `rows` rows of `row_bytes` bytes from src (rows `src_pitch` bytes apart) to dst (rows
+// `dst_pitch` bytes apart), in the widest unit (16, 8, 4 or 1 bytes) that both addresses, both
+// pitches and row_bytes allow. For small device-to-device copies, where one thread's cost to issue
+// the copy is the whole cost: see CopyStorage2D in cu-storage.cc. src and dst must not overlap.
+void LaunchCopyBytes2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                       size_t row_bytes, size_t rows, CuStream stream);
+
 // dst (dst_dim) = src, or src^T when `trans` (then src is dst_dim.cols x dst_dim.rows with row
 // stride src_stride), converting the element type. Transposes go through shared-memory tiles so
 // that reads and writes are both coalesced. src and dst must not overlap.
