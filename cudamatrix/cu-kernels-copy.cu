@@ -20,16 +20,15 @@ __global__ void FillKernel(Word* data, int64_t count, Word value) {
     data[i] = value;
 }
 
-// One unit (Word) per thread: x over a row's units, y over rows, both grid-strided.
+// One unit (Word) per thread over the rows x units grid taken as one index (row = index / units),
+// grid-strided: any shape, including many short rows, keeps every thread of a block busy.
 template <typename Word>
 __global__ void CopyWords2DKernel(Word* dst, int64_t dst_pitch, const Word* src, int64_t src_pitch,
-                                  int64_t units, int64_t rows) {
-  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
-    const Word* s = src + r * src_pitch;
-    Word* d = dst + r * dst_pitch;
-    for (int64_t u = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; u < units;
-         u += static_cast<int64_t>(gridDim.x) * blockDim.x)
-      d[u] = s[u];
+                                  int64_t units, int64_t total) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = i / units, u = i - r * units;
+    dst[r * dst_pitch + u] = src[r * src_pitch + u];
   }
 }
 
@@ -38,12 +37,11 @@ void CopyWords2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
                  size_t rows, CuStream stream) {
   constexpr int kThreads = 256;
   const int64_t units = static_cast<int64_t>(row_bytes / sizeof(Word));
-  const int64_t gx = std::min<int64_t>((units + kThreads - 1) / kThreads, 1024);
-  const int64_t gy = std::min<int64_t>(static_cast<int64_t>(rows), 65535);
-  CopyWords2DKernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), 1), kThreads, 0,
-                      stream>>>(static_cast<Word*>(dst), dst_pitch / sizeof(Word),
-                                static_cast<const Word*>(src), src_pitch / sizeof(Word), units,
-                                static_cast<int64_t>(rows));
+  const int64_t total = units * static_cast<int64_t>(rows);
+  const int64_t blocks = std::min<int64_t>((total + kThreads - 1) / kThreads, 1024);
+  CopyWords2DKernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+      static_cast<Word*>(dst), dst_pitch / sizeof(Word), static_cast<const Word*>(src),
+      src_pitch / sizeof(Word), units, total);
   CUCTX_CUDA_CHECK_LAUNCH("CopyWords2DKernel");
 }
 

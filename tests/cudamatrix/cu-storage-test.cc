@@ -68,7 +68,8 @@ TEST(CuStorageTest, CopyStorage2DPitchedRows) {
   CheckCopy({1024, 7, 1040, 2048, 16, 0}, &rng);  // pitches differ
   CheckCopy({12, 100, 20, 12, 4, 0}, &rng);       // 4-byte units
   CheckCopy({7, 5, 9, 11, 1, 3}, &rng);           // bytes only
-  CheckCopy({8, 70000, 8, 16, 0, 0}, &rng);       // more rows than one grid dimension holds
+  CheckCopy({8, 70000, 8, 16, 0, 0}, &rng);       // many short rows
+  CheckCopy({4, 1000, 256, 4, 0, 0}, &rng);       // a pitched column
 }
 
 TEST(CuStorageTest, CopyStorage2DLargeCopiesUseTheSameContract) {
