@@ -831,13 +831,6 @@ Result RunRow(const Registry& registry, const KaldiRow& k, double scale) {
   return r;
 }
 
-// "4.21 us".
-std::string FormatUs(double us) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f us", us);
-  return buf;
-}
-
 // The host's launch cost: microseconds per call of an empty kernel launched back to back, timed
 // as the rows are. No op that launches a kernel can take less per call on this host.
 double BareLaunchUs(double budget) {
@@ -876,12 +869,14 @@ std::vector<Result> RunPasses(const Registry& registry, const std::vector<KaldiR
       if (b.missing || (!r.missing && r.row.cuctx > b.row.cuctx)) b = r;
     }
     WaitForThreadStream();
-    if (passes > 1)
+    if (passes > 1) {
       std::printf(
           "pass %d of %d: geomean %.3f over %d rows; %d rows differ by > 10%% from the "
-          "best so far%s\n",
-          pass + 1, passes, counted > 0 ? std::exp(log_sum / counted) : 0.0, counted, moved,
-          bare > 0 ? ("; bare launch " + FormatUs(bare)).c_str() : "");
+          "best so far",
+          pass + 1, passes, counted > 0 ? std::exp(log_sum / counted) : 0.0, counted, moved);
+      if (bare > 0) std::printf("; bare launch %.2f us", bare);
+      std::printf("\n");
+    }
   }
   if (passes > 1) {
     std::printf("\nEach row's fastest of %d passes:\n", passes);
