@@ -65,7 +65,8 @@ cudamatrix_SRCS  += cu-memory-plan.cc cu-allocator-trace.cc
 cudamatrix_TESTS += cu-memory-plan-test.cc
 cudamatrix_SRCS  += cu-allocator-async.cc
 cudamatrix_TESTS += cu-allocator-async-test.cc
-cudamatrix_TESTS += cu-graph-test.cc
+cudamatrix_TESTS += cu-graph-basics-test.cc cu-graph-ops-test.cc cu-graph-memory-test.cc cu-graph-errors-test.cc \
+                    cu-graph-threads-test.cc
 # planned scopes: serving a repeated iteration from its memory plan
 cudamatrix_SRCS  += cu-planned-scope.cc
 cudamatrix_TESTS += cu-planned-scope-test.cc
