@@ -65,7 +65,7 @@ cudamatrix_SRCS  += cu-memory-plan.cc cu-allocator-trace.cc
 cudamatrix_TESTS += cu-memory-plan-test.cc
 cudamatrix_SRCS  += cu-allocator-async.cc
 cudamatrix_TESTS += cu-allocator-async-test.cc
-# the caching allocator over a host upstream, one topic per file (shared harness: tests/cudamatrix/cu-allocator-testing.h)
+# the caching allocator over a host upstream, one topic per file
 cudamatrix_TESTS += cu-allocator-conformance-test.cc cu-allocator-placement-test.cc cu-allocator-threads-test.cc \
                     cu-allocator-thread-cache-test.cc cu-allocator-growth-test.cc cu-allocator-trace-test.cc \
                     cu-allocator-options-test.cc cu-allocator-invariants-test.cc
