@@ -11,6 +11,7 @@
 #include "cudamatrix/internal/cu-storage.h"
 #include "cutool/health-kernels.h"
 #include "cutool/nvml.h"
+#include "cutool/tool.h"
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
 
@@ -217,7 +218,7 @@ std::string HealthReport::Verdict() const {
 }
 
 int HealthReport::ExitCode() const {
-  if (no_gpu_) return 3;
+  if (no_gpu_) return kToolExitNoGpu;
   return Count(CheckStatus::kFail) > 0 ? 1 : 0;
 }
 

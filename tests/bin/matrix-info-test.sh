@@ -92,7 +92,7 @@ expect_error "bad number" matrix-info 1 "bad number" "$DATA/bad-number.txt"
 expect_error "truncated binary" matrix-info 1 "truncated" "$DATA/truncated.fm.bin"
 expect_error "a vector is not a matrix" matrix-info 1 "found \"FV\"" "$DATA/v4.fv.bin"
 expect_usage_errors matrix-info "$DATA/m23.txt"
-expect_error "no arguments" matrix-info 2 "expected 1 positional argument, got 0"
+expect_bare_usage "no arguments" matrix-info 1
 expect_help matrix-info
 
 finish
