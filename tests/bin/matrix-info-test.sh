@@ -68,6 +68,20 @@ max: 3
 mean: -inf
 nan-count: 1
 inf-count: 1"
+printf ' [\n  inf nan \n  -inf 3 ]\n' >"$TMP/infs.txt"
+expect_info "+inf and -inf: the mean has no value and says so (no -nan)" "$TMP/infs.txt" "rows: 2
+cols: 2
+format: text
+precision: none (text)
+compression: none
+min: -inf
+max: inf
+mean: n/a (+inf and -inf)
+nan-count: 1
+inf-count: 2"
+run matrix-info --help
+grep -q 'n/a (+inf and -inf)' "$TMP/err" && pass "--help says what the mean is with both infinities" ||
+  fail "--help does not promise the mean shown for +inf and -inf"
 printf ' [ ]\n' >"$TMP/empty.txt"
 expect_info "empty matrix" "$TMP/empty.txt" "rows: 0
 cols: 0
