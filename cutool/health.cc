@@ -57,7 +57,7 @@ std::vector<CheckResult> RunGuarded(const std::string& name,
   try {
     return check();
   } catch (const std::exception& e) {
-    return {MakeResult(name, false, NAN, std::string("error: ") + e.what(), "no error")};
+    return {MakeResult(name, false, NAN, "error: " + ToolMessage(e.what()), "no error")};
   }
 }
 
@@ -764,10 +764,8 @@ bool SelectHealthCheckDevice(int32 device, const std::string& use_gpu, std::stri
     else
       cu_device.SelectGpuId(use_gpu);
   } catch (const std::exception& e) {
-    *why = e.what();
-    // The "[in Function at file:line]" suffix of cuctx errors means nothing to the tool's user.
-    const size_t where = why->rfind(" [in ");
-    if (where != std::string::npos && why->back() == ']') why->erase(where);
+    // As every tool's messages: the "[in Function at file:line]" origin only at --verbose >= 1.
+    *why = ToolMessage(e.what());
     return false;
   }
   if (!cu_device.Enabled()) {

@@ -82,6 +82,11 @@ grep -q "^matrix-multiply: no usable GPU: .* \[in SelectGpuId at .*:[0-9]*\]" "$
   pass "--verbose=1 keeps the source location" ||
   fail "--verbose=1: no source location in '$(cat "$TMP/err")'"
 
+CUDA_VISIBLE_DEVICES= "$BIN/gpu-health-check" --print-args=false --verbose=1 >"$TMP/out" 2>"$TMP/err"
+grep -q "no usable GPU: .* \[in SelectGpuId at .*:[0-9]*\]" "$TMP/out" &&
+  pass "gpu-health-check --verbose=1 keeps the source location" ||
+  fail "gpu-health-check --verbose=1: no source location in '$(cat "$TMP/out")'"
+
 # With no NVIDIA driver at all, the reason says so (not CUDA's "driver version is insufficient").
 if [ "$CUDA" = 1 ] && [ ! -e /proc/driver/nvidia/version ]; then
   run cuda-gpu-available
