@@ -80,3 +80,6 @@ cudamatrix_TESTS += cu-profile-test.cc
 # NCCL collectives on the Cu classes (libnccl loaded at run time)
 cudamatrix_SRCS  += cu-nccl.cc
 cudamatrix_TESTS += cu-nccl-test.cc
+
+# option parsing and range checks of the allocator options
+cudamatrix_TESTS += cu-allocator-options-parse-test.cc

@@ -11,6 +11,7 @@
 #include "cudamatrix/internal/cu-storage.h"
 #include "cutool/health-kernels.h"
 #include "cutool/nvml.h"
+#include "cutool/tool.h"
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
 
@@ -56,7 +57,7 @@ std::vector<CheckResult> RunGuarded(const std::string& name,
   try {
     return check();
   } catch (const std::exception& e) {
-    return {MakeResult(name, false, NAN, std::string("error: ") + e.what(), "no error")};
+    return {MakeResult(name, false, NAN, "error: " + ToolMessage(e.what()), "no error")};
   }
 }
 
@@ -217,7 +218,7 @@ std::string HealthReport::Verdict() const {
 }
 
 int HealthReport::ExitCode() const {
-  if (no_gpu_) return 3;
+  if (no_gpu_) return kToolExitNoGpu;
   return Count(CheckStatus::kFail) > 0 ? 1 : 0;
 }
 
@@ -782,10 +783,8 @@ bool SelectHealthCheckDevice(int32 device, const std::string& use_gpu, std::stri
     else
       cu_device.SelectGpuId(use_gpu);
   } catch (const std::exception& e) {
-    *why = e.what();
-    // The "[in Function at file:line]" suffix of cuctx errors means nothing to the tool's user.
-    const size_t where = why->rfind(" [in ");
-    if (where != std::string::npos && why->back() == ']') why->erase(where);
+    // As every tool's messages: the "[in Function at file:line]" origin only at --verbose >= 1.
+    *why = ToolMessage(e.what());
     return false;
   }
   if (!cu_device.Enabled()) {
