@@ -42,6 +42,7 @@
 #include "base/error.h"
 #include "base/parse-options.h"
 
+#include "util/kaldi-io.h"  // ReadKaldiObject, WriteKaldiObject (the tools use them)
 #include <fstream>
 #include <functional>
 #include <string>
@@ -143,29 +144,6 @@ class ToolOutput {
   std::ostream* os_;
   std::string name_;
 };
-
-// Reads a Kaldi object (anything with Read(std::istream&, bool binary): Matrix, Vector, ...) from
-// an rxfilename as ToolInput names it, in the mode the input's header gives. Throws cuctx::Error
-// if the input cannot be opened, or with Read's message prefixed by "reading <name>: " for
-// malformed data.
-template <class Object>
-void ReadKaldiObject(const std::string& rxfilename, Object* object) {
-  ToolInput in(rxfilename);
-  try {
-    object->Read(in.Stream(), in.Binary());
-  } catch (const Error& e) {
-    throw Error("reading " + in.Name() + ": " + e.what());
-  }
-}
-
-// Writes `object` (anything with Write(std::ostream&, bool binary) const) to a wxfilename as
-// ToolOutput names it, then closes the output; throws cuctx::Error if writing failed.
-template <class Object>
-void WriteKaldiObject(const Object& object, const std::string& wxfilename, bool binary) {
-  ToolOutput out(wxfilename, binary);
-  object.Write(out.Stream(), binary);
-  out.Close();
-}
 
 // Blocks until this thread's stream (cudaStreamPerThread) has finished its queued GPU work, so
 // that a host timer covers it. No-op without a GPU. Throws cuctx::CudaError on an earlier
