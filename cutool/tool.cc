@@ -73,8 +73,6 @@ int Fail(const std::string& tool, const std::string& message, int status) {
   return status;
 }
 
-bool IsStdStream(const std::string& name) { return name.empty() || name == "-"; }
-
 // Parses the command line and checks it. Returns true when the body should run; otherwise
 // *status is the exit status (0 after --help). Throws on bad options (the caller maps that to 2).
 bool ParseToolCommandLine(int argc, char* argv[], const ToolSpec& spec, ParseOptions* po,
@@ -149,36 +147,34 @@ int RunTool(int argc, char* argv[], const ToolSpec& spec, const ToolRegisterFn& 
   return status;
 }
 
-ToolInput::ToolInput(const std::string& rxfilename) : is_(&std::cin) {
-  if (IsStdStream(rxfilename)) {
-    name_ = "standard input";
-  } else {
-    name_ = "'" + rxfilename + "'";
-    file_.open(rxfilename, std::ios::in | std::ios::binary);
-    if (!file_.is_open()) CUCTX_ERR << "cannot open " << name_ << " for reading";
-    is_ = &file_;
-  }
-  if (!InitKaldiInputStream(*is_, &binary_))
-    CUCTX_ERR << name_ << " starts with a '\\0' byte that is not followed by 'B' (not a Kaldi "
-              << "binary object)";
-}
+ToolInput::ToolInput(const std::string& rxfilename)
+    : input_(rxfilename, &binary_), name_(PrintableRxfilename(rxfilename)) {}
 
-ToolOutput::ToolOutput(const std::string& wxfilename, bool binary) : os_(&std::cout) {
-  if (IsStdStream(wxfilename)) {
-    name_ = "standard output";
-  } else {
-    name_ = "'" + wxfilename + "'";
-    file_.open(wxfilename, std::ios::out | std::ios::trunc | std::ios::binary);
-    if (!file_.is_open()) CUCTX_ERR << "cannot open " << name_ << " for writing";
-    os_ = &file_;
-  }
-  InitKaldiOutputStream(*os_, binary);
-}
+ToolOutput::ToolOutput(const std::string& wxfilename, bool binary)
+    : output_(wxfilename, binary), name_(PrintableWxfilename(wxfilename)) {}
 
 void ToolOutput::Close() {
-  os_->flush();
-  if (file_.is_open()) file_.close();
-  if (os_->fail()) CUCTX_ERR << "failed to write " << name_;
+  std::string error;
+  if (!output_.Close(&error)) CUCTX_ERR << error;
+}
+
+void CheckRxfilenameArg(const std::string& arg, const std::string& what) {
+  if (ClassifyRxfilename(arg) != kNoInput) return;
+  std::string why = LooksLikeTableSpecifier(arg)
+                        ? " is a table specifier, which this argument does not take"
+                        : " is not a usable input name";
+  throw ToolUsageError(what + " " + PrintableRxfilename(arg) + why +
+                       " (expected a file, \"-\" for standard input, \"command |\" or "
+                       "\"file:offset\")");
+}
+
+void CheckWxfilenameArg(const std::string& arg, const std::string& what) {
+  if (ClassifyWxfilename(arg) != kNoOutput) return;
+  std::string why = LooksLikeTableSpecifier(arg)
+                        ? " is a table specifier, which this argument does not take"
+                        : " is not a usable output name";
+  throw ToolUsageError(what + " " + PrintableWxfilename(arg) + why +
+                       " (expected a file, \"-\" for standard output or \"| command\")");
 }
 
 void WaitForThreadStream() {

@@ -49,7 +49,8 @@ void CheckCount(std::istream& is, int32 n, int64 min_bytes_each, const char* hol
 }  // namespace internal
 
 bool TokenHolder::Write(std::ostream& os, bool, const T& t) {
-  if (!IsToken(t)) CUCTX_ERR << "TokenHolder: \"" << t << "\" is not a token (empty or has whitespace)";
+  if (!IsToken(t))
+    CUCTX_ERR << "TokenHolder: \"" << t << "\" is not a token (empty or has whitespace)";
   os << t << '\n';
   return os.good();
 }

@@ -60,8 +60,7 @@ bool ExtractObjectRange(const T& /*input*/, const std::string& range, T* /*out*/
 template <>
 bool ExtractObjectRange(const Matrix<float>& input, const std::string& range, Matrix<float>* out);
 template <>
-bool ExtractObjectRange(const Matrix<double>& input, const std::string& range,
-                        Matrix<double>* out);
+bool ExtractObjectRange(const Matrix<double>& input, const std::string& range, Matrix<double>* out);
 
 // Splits "file.ark:12[0:9]" into "file.ark:12" and "0:9". Returns false for a malformed range
 // ("[" without a final "]"); an rxfilename without one gives an empty range.
@@ -261,7 +260,8 @@ class BasicVectorVectorHolder {
       if (c == -1) CUCTX_ERR << "end of stream inside a text vector of vectors";
       if (c == '\n') {
         if (!cur.empty())
-          CUCTX_ERR << "no ';' before the newline in a text vector of vectors" << StreamPosition(is);
+          CUCTX_ERR << "no ';' before the newline in a text vector of vectors"
+                    << StreamPosition(is);
         is.get();
         return true;
       }

@@ -98,16 +98,6 @@ FdStreamBuf& StdoutBuf() {
   return *buf;
 }
 
-// Kaldi's table options; a name made of these before a ':' (ark or scp among them) is a
-// specifier.
-bool IsTableOption(const std::string& o) {
-  static const char* const kOptions[] = {"ark", "scp", "b", "t",  "f",  "nf",  "p", "np",
-                                         "o",   "no",  "s", "ns", "cs", "ncs", "bg"};
-  for (const char* k : kOptions)
-    if (o == k) return true;
-  return false;
-}
-
 }  // namespace
 
 bool LooksLikeTableSpecifier(const std::string& name) {
@@ -115,14 +105,15 @@ bool LooksLikeTableSpecifier(const std::string& name) {
   if (colon == std::string::npos) return false;
   bool has_kind = false;
   size_t start = 0;
-  const std::string opts = name.substr(0, colon);
   for (;;) {
-    size_t comma = opts.find(',', start);
-    std::string o =
-        opts.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!IsTableOption(o)) return false;
-    if (o == "ark" || o == "scp") has_kind = true;
-    if (comma == std::string::npos) break;
+    size_t comma = name.find(',', start);
+    if (comma == std::string::npos || comma > colon) comma = colon;
+    const std::string word = name.substr(start, comma - start);
+    if (word.empty() || word.size() > 3) return false;
+    for (char c : word)
+      if (c < 'a' || c > 'z') return false;
+    if (word == "ark" || word == "scp") has_kind = true;
+    if (comma == colon) break;
     start = comma + 1;
   }
   return has_kind;
@@ -297,6 +288,13 @@ Input::Input(const std::string& rxfilename, bool* contents_binary) {
 Input::~Input() = default;
 
 bool Input::Open(const std::string& rxfilename, bool* contents_binary) {
+  std::string error;
+  if (Open(rxfilename, contents_binary, &error)) return true;
+  CUCTX_WARN << error;
+  return false;
+}
+
+bool Input::Open(const std::string& rxfilename, bool* contents_binary, std::string* error) {
   std::string why;
   if (!(impl_ && impl_->Reseek(rxfilename))) {
     std::string ignored;
@@ -309,7 +307,7 @@ bool Input::Open(const std::string& rxfilename, bool* contents_binary) {
     why = "it starts with a '\\0' byte not followed by 'B' (not a Kaldi object?)";
   if (why.empty()) return true;
   impl_.reset();
-  CUCTX_WARN << "cannot open " << PrintableRxfilename(rxfilename) << " for reading: " << why;
+  *error = "cannot open " + PrintableRxfilename(rxfilename) + " for reading: " + why;
   return false;
 }
 
@@ -443,9 +441,17 @@ std::string Output::OpenOrExplain(const std::string& wxfilename, bool binary, bo
 }
 
 bool Output::Open(const std::string& wxfilename, bool binary, bool write_header) {
+  std::string error;
+  if (Open(wxfilename, binary, write_header, &error)) return true;
+  CUCTX_WARN << error;
+  return false;
+}
+
+bool Output::Open(const std::string& wxfilename, bool binary, bool write_header,
+                  std::string* error) {
   std::string why = OpenOrExplain(wxfilename, binary, write_header);
   if (why.empty()) return true;
-  CUCTX_WARN << "cannot open " << PrintableWxfilename(wxfilename) << " for writing: " << why;
+  *error = "cannot open " + PrintableWxfilename(wxfilename) + " for writing: " + why;
   return false;
 }
 

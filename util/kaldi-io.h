@@ -59,8 +59,9 @@ InputType ClassifyRxfilename(const std::string& rxfilename);
 std::string PrintableRxfilename(const std::string& rxfilename);
 std::string PrintableWxfilename(const std::string& wxfilename);
 
-// True if `name` has the shape of a table specifier (comma-separated options from Kaldi's list,
-// ark or scp among them, then ':'): such a name is refused as a plain rx/wxfilename.
+// True if `name` has the shape of a table specifier, valid or not: comma-separated lowercase
+// words of at most 3 letters, ark or scp among them, then ':' ("ark:x", "ark,t:-", "scp,zz:y").
+// Such a name is refused as a plain rx/wxfilename.
 bool LooksLikeTableSpecifier(const std::string& name);
 
 class InputImpl;
@@ -80,6 +81,8 @@ class Output {
   // Opens, first closing what is open (throws if that close fails). Returns false, after a
   // warning naming the file and the reason, if it cannot be opened.
   bool Open(const std::string& wxfilename, bool binary, bool write_header);
+  // As Open, but puts the reason in *error instead of logging it (cuctx's addition).
+  bool Open(const std::string& wxfilename, bool binary, bool write_header, std::string* error);
   bool IsOpen() const;
   // The stream; throws if not open.
   std::ostream& Stream();
@@ -109,6 +112,8 @@ class Input {
   // Returns false, after a warning naming the file and the reason, on failure; the object is
   // then closed.
   bool Open(const std::string& rxfilename, bool* contents_binary = nullptr);
+  // As Open, but puts the reason in *error instead of logging it (cuctx's addition).
+  bool Open(const std::string& rxfilename, bool* contents_binary, std::string* error);
   // As Open; files are always read in binary mode on POSIX, so this is the same.
   bool OpenTextMode(const std::string& rxfilename);
   bool IsOpen() const;

@@ -26,11 +26,13 @@ class RandomAccessScriptImpl : public RandomAccessImpl<Holder> {
   RandomAccessScriptImpl(const std::string& rspecifier, const std::string& rxfilename,
                          const RspecifierOptions& opts)
       : table_("scp " + PrintableSpecifier(rspecifier)), opts_(opts) {
-    if (!ReadScriptFile(rxfilename, true, &script_))
-      throw TableOpenError("cannot read the scp file of " + table_);
-    std::stable_sort(script_.begin(), script_.end(),
-                     [](const std::pair<std::string, std::string>& a,
-                        const std::pair<std::string, std::string>& b) { return a.first < b.first; });
+    std::string error;
+    if (!ReadScriptFileOrExplain(rxfilename, &script_, &error))
+      throw TableOpenError("cannot read " + table_ + ": " + error);
+    std::stable_sort(
+        script_.begin(), script_.end(),
+        [](const std::pair<std::string, std::string>& a,
+           const std::pair<std::string, std::string>& b) { return a.first < b.first; });
     for (size_t i = 1; i < script_.size(); ++i)
       if (script_[i].first == script_[i - 1].first)
         throw TableOpenError("duplicate key '" + script_[i].first + "' in " + table_);
@@ -60,9 +62,9 @@ class RandomAccessScriptImpl : public RandomAccessImpl<Holder> {
 
  private:
   int64 Find(const std::string& key) const {
-    auto it = std::lower_bound(
-        script_.begin(), script_.end(), key,
-        [](const std::pair<std::string, std::string>& a, const std::string& k) { return a.first < k; });
+    auto it = std::lower_bound(script_.begin(), script_.end(), key,
+                               [](const std::pair<std::string, std::string>& a,
+                                  const std::string& k) { return a.first < k; });
     if (it == script_.end() || it->first != key) return -1;
     return it - script_.begin();
   }
@@ -218,8 +220,9 @@ RandomAccessTableReaderMapped<Holder>::RandomAccessTableReaderMapped(
     const std::string& table_rxfilename, const std::string& utt2spk_rxfilename) {
   if (!Open(table_rxfilename, utt2spk_rxfilename))
     CUCTX_ERR << "cannot open the table " << internal::PrintableSpecifier(table_rxfilename)
-              << (utt2spk_rxfilename.empty() ? "" : " with the map " +
-                                                        PrintableRxfilename(utt2spk_rxfilename));
+              << (utt2spk_rxfilename.empty()
+                      ? ""
+                      : " with the map " + PrintableRxfilename(utt2spk_rxfilename));
 }
 
 template <class Holder>
@@ -245,7 +248,8 @@ bool RandomAccessTableReaderMapped<Holder>::MapKey(const std::string& key, bool 
   auto it = std::lower_bound(utt2spk_.begin(), utt2spk_.end(), std::make_pair(key, std::string()));
   if (it == utt2spk_.end() || it->first != key) {
     if (must)
-      CUCTX_ERR << "key '" << key << "' is not in the map " << PrintableRxfilename(utt2spk_rxfilename_);
+      CUCTX_ERR << "key '" << key << "' is not in the map "
+                << PrintableRxfilename(utt2spk_rxfilename_);
     return false;
   }
   *mapped = it->second;

@@ -36,9 +36,9 @@ class ArchiveEntryReader {
   void Open(const std::string& table, const std::string& rxfilename) {
     table_ = table;
     rxfilename_ = rxfilename;
-    if (!input_.Open(rxfilename))
-      throw TableOpenError("cannot open the archive of " + table + " (" +
-                           PrintableRxfilename(rxfilename) + ")");
+    std::string error;
+    if (!input_.Open(rxfilename, nullptr, &error))
+      throw TableOpenError("cannot read " + table + ": " + error);
   }
   // Reads the next entry into *key and *holder; returns false at the end of the archive (after
   // checking that a pipe's command succeeded). Throws for malformed data.
@@ -55,9 +55,8 @@ class ArchiveEntryReader {
     is >> *key;
     const int c = is.peek();
     if (c != ' ' && c != '\t' && c != '\n') {
-      std::string found = c == std::char_traits<char>::eof()
-                              ? std::string("end of stream")
-                              : "byte " + std::to_string(c);
+      std::string found = c == std::char_traits<char>::eof() ? std::string("end of stream")
+                                                             : "byte " + std::to_string(c);
       ThrowTableError(table_, "", key_offset,
                       "after the key \"" + *key + "\" expected a space, found " + found +
                           " (not an archive, or truncated?)");
@@ -101,9 +100,7 @@ void ReadScriptEntry(const std::string& table, const std::string& key,
   if (!ExtractRangeSpecifier(rxfilename_with_range, &rxfilename, &range))
     ThrowTableError(table, key, -1, "malformed range in \"" + rxfilename_with_range + "\"");
   std::string open_error;
-  if (!input->Open(rxfilename)) {
-    ThrowTableError(table, key, -1, "cannot open " + PrintableRxfilename(rxfilename));
-  }
+  if (!input->Open(rxfilename, nullptr, &open_error)) ThrowTableError(table, key, -1, open_error);
   const std::string where = table + " (from " + PrintableRxfilename(rxfilename) + ")";
   const int64 offset = TellOrMinusOne(input->Stream());
   if (range.empty()) {
@@ -183,8 +180,9 @@ class SequentialScriptImpl : public SequentialImpl<Holder> {
   SequentialScriptImpl(const std::string& rspecifier, const std::string& rxfilename,
                        const RspecifierOptions& opts)
       : table_("scp " + PrintableSpecifier(rspecifier)), opts_(opts) {
-    if (!ReadScriptFile(rxfilename, true, &script_))
-      throw TableOpenError("cannot read the scp file of " + table_);
+    std::string error;
+    if (!ReadScriptFileOrExplain(rxfilename, &script_, &error))
+      throw TableOpenError("cannot read " + table_ + ": " + error);
     Settle();
   }
   bool Done() override { return index_ >= script_.size(); }

@@ -20,7 +20,8 @@ class EntryBuffer : public std::streambuf {
 
  protected:
   int_type overflow(int_type c) override {
-    if (!traits_type::eq_int_type(c, traits_type::eof())) data_.push_back(traits_type::to_char_type(c));
+    if (!traits_type::eq_int_type(c, traits_type::eof()))
+      data_.push_back(traits_type::to_char_type(c));
     return traits_type::not_eof(c);
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
@@ -70,16 +71,17 @@ class ArchiveWriterImpl : public WriterImpl<Holder> {
       : table_("archive " + PrintableSpecifier(wspecifier)),
         archive_wxfilename_(archive_wxfilename),
         opts_(opts),
-        with_script_(!script_wxfilename.empty() || ClassifyWspecifier(wspecifier, nullptr, nullptr,
-                                                                       nullptr) == kBothWspecifier) {
+        with_script_(!script_wxfilename.empty() ||
+                     ClassifyWspecifier(wspecifier, nullptr, nullptr, nullptr) == kBothWspecifier) {
     if (with_script_ && ClassifyWxfilename(archive_wxfilename) != kFileOutput)
       throw TableOpenError("in " + PrintableSpecifier(wspecifier) +
                            ", the archive must be a file so that the scp lines can give offsets "
-                           "into it (found " + PrintableWxfilename(archive_wxfilename) + ")");
-    if (!archive_.Open(archive_wxfilename, opts.binary, false))
-      throw TableOpenError("cannot open the archive of " + table_);
-    if (with_script_ && !script_.Open(script_wxfilename, false, false))
-      throw TableOpenError("cannot open the scp file of " + table_);
+                           "into it (found " +
+                           PrintableWxfilename(archive_wxfilename) + ")");
+    std::string error;
+    if (!archive_.Open(archive_wxfilename, opts.binary, false, &error) ||
+        (with_script_ && !script_.Open(script_wxfilename, false, false, &error)))
+      throw TableOpenError("cannot write " + table_ + ": " + error);
   }
   void Write(const std::string& key, const typename Holder::T& value) override {
     CheckKey(table_, key);
@@ -88,7 +90,8 @@ class ArchiveWriterImpl : public WriterImpl<Holder> {
     const int64 offset = static_cast<int64>(os.tellp()) + static_cast<int64>(key.size()) + 1;
     os.write(key.data(), static_cast<std::streamsize>(key.size()));
     os.put(' ');
-    os.write(value_buffer_.Data().data(), static_cast<std::streamsize>(value_buffer_.Data().size()));
+    os.write(value_buffer_.Data().data(),
+             static_cast<std::streamsize>(value_buffer_.Data().size()));
     if (opts_.flush) os.flush();
     if (!os.good())
       CUCTX_ERR << "writing entry '" << key << "' to " << table_ << " failed (disk full, or the "
@@ -97,7 +100,8 @@ class ArchiveWriterImpl : public WriterImpl<Holder> {
       std::ostream& ss = script_.Stream();
       ss << key << ' ' << archive_wxfilename_ << ':' << offset << '\n';
       if (opts_.flush) ss.flush();
-      if (!ss.good()) CUCTX_ERR << "writing the scp line of entry '" << key << "' of " << table_ << " failed";
+      if (!ss.good())
+        CUCTX_ERR << "writing the scp line of entry '" << key << "' of " << table_ << " failed";
     }
   }
   void Flush() override {
@@ -129,17 +133,19 @@ class ScriptWriterImpl : public WriterImpl<Holder> {
   ScriptWriterImpl(const std::string& wspecifier, const std::string& script_rxfilename,
                    const WspecifierOptions& opts)
       : table_("scp " + PrintableSpecifier(wspecifier)), opts_(opts) {
-    if (!ReadScriptFile(script_rxfilename, true, &script_))
-      throw TableOpenError("cannot read the scp file of " + table_);
-    std::stable_sort(script_.begin(), script_.end(),
-                     [](const std::pair<std::string, std::string>& a,
-                        const std::pair<std::string, std::string>& b) { return a.first < b.first; });
+    std::string error;
+    if (!ReadScriptFileOrExplain(script_rxfilename, &script_, &error))
+      throw TableOpenError("cannot read " + table_ + ": " + error);
+    std::stable_sort(
+        script_.begin(), script_.end(),
+        [](const std::pair<std::string, std::string>& a,
+           const std::pair<std::string, std::string>& b) { return a.first < b.first; });
   }
   void Write(const std::string& key, const typename Holder::T& value) override {
     CheckKey(table_, key);
-    auto it = std::lower_bound(
-        script_.begin(), script_.end(), key,
-        [](const std::pair<std::string, std::string>& a, const std::string& k) { return a.first < k; });
+    auto it = std::lower_bound(script_.begin(), script_.end(), key,
+                               [](const std::pair<std::string, std::string>& a,
+                                  const std::string& k) { return a.first < k; });
     if (it == script_.end() || it->first != key) {
       if (opts_.permissive) return;
       CUCTX_ERR << "key '" << key << "' is not in the scp file of " << table_
@@ -173,7 +179,8 @@ std::unique_ptr<WriterImpl<Holder>> MakeWriterImpl(const std::string& wspecifier
     return std::unique_ptr<WriterImpl<Holder>>(
         new ArchiveWriterImpl<Holder>(wspecifier, archive, script, opts));
   if (type == kScriptWspecifier)
-    return std::unique_ptr<WriterImpl<Holder>>(new ScriptWriterImpl<Holder>(wspecifier, script, opts));
+    return std::unique_ptr<WriterImpl<Holder>>(
+        new ScriptWriterImpl<Holder>(wspecifier, script, opts));
   throw TableOpenError(InvalidWspecifierMessage(wspecifier));
 }
 
@@ -194,8 +201,9 @@ TableWriter<Holder>::~TableWriter() {
 
 template <class Holder>
 bool TableWriter<Holder>::Open(const std::string& wspecifier) {
-  if (impl_ && !Close()) CUCTX_ERR << "failed to close the previous table before opening "
-                                   << internal::PrintableSpecifier(wspecifier);
+  if (impl_ && !Close())
+    CUCTX_ERR << "failed to close the previous table before opening "
+              << internal::PrintableSpecifier(wspecifier);
   try {
     impl_ = internal::MakeWriterImpl<Holder>(wspecifier);
   } catch (const internal::TableOpenError& e) {

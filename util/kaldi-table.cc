@@ -116,42 +116,62 @@ RspecifierType ClassifyRspecifier(const std::string& rspecifier, std::string* rx
   return ark ? kArchiveRspecifier : kScriptRspecifier;
 }
 
-bool ReadScriptFile(std::istream& is, bool warn,
-                    std::vector<std::pair<std::string, std::string>>* script_out) {
+namespace {
+
+// Reads the lines of an scp file; returns "" or why it failed.
+std::string ParseScript(std::istream& is,
+                        std::vector<std::pair<std::string, std::string>>* script_out) {
   script_out->clear();
   std::string line, key, rest;
   for (int64 line_number = 1; std::getline(is, line); ++line_number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     SplitStringOnFirstSpace(line, &key, &rest);
     if (key.empty() || rest.empty() || !IsToken(key)) {
-      if (warn)
-        CUCTX_WARN << "bad scp line " << line_number << ": \"" << line
-                   << "\" (expected \"<key> <rxfilename>\")";
-      return false;
+      std::string shown;
+      for (char c : line) shown += (static_cast<unsigned char>(c) < 0x20) ? '?' : c;
+      return "bad line " + std::to_string(line_number) + ": \"" + shown +
+             "\" (expected \"<key> <rxfilename>\")";
     }
     script_out->emplace_back(key, rest);
   }
-  if (is.bad()) {
-    if (warn) CUCTX_WARN << "read error in scp file";
-    return false;
-  }
-  return true;
+  if (is.bad()) return "read error";
+  return "";
 }
+
+}  // namespace
+
+bool ReadScriptFile(std::istream& is, bool warn,
+                    std::vector<std::pair<std::string, std::string>>* script_out) {
+  std::string why = ParseScript(is, script_out);
+  if (why.empty()) return true;
+  if (warn) CUCTX_WARN << "scp file: " << why;
+  return false;
+}
+
+namespace internal {
+
+bool ReadScriptFileOrExplain(const std::string& rxfilename,
+                             std::vector<std::pair<std::string, std::string>>* script_out,
+                             std::string* error) {
+  Input input;
+  if (!input.Open(rxfilename, nullptr, error)) return false;
+  std::string why = ParseScript(input.Stream(), script_out);
+  std::string pipe_error;
+  input.Close(&pipe_error);
+  if (why.empty()) why = pipe_error;
+  if (why.empty()) return true;
+  *error = "scp file " + PrintableRxfilename(rxfilename) + ": " + why;
+  return false;
+}
+
+}  // namespace internal
 
 bool ReadScriptFile(const std::string& rxfilename, bool warn,
                     std::vector<std::pair<std::string, std::string>>* script_out) {
-  Input input;
-  if (!input.Open(rxfilename)) return false;
-  if (!ReadScriptFile(input.Stream(), warn, script_out)) {
-    if (warn) CUCTX_WARN << "... in the scp file " << PrintableRxfilename(rxfilename);
-    return false;
-  }
   std::string error;
-  if (input.Close(&error) != 0) {
-    if (warn) CUCTX_WARN << "reading " << PrintableRxfilename(rxfilename) << ": " << error;
-    return false;
-  }
-  return true;
+  if (internal::ReadScriptFileOrExplain(rxfilename, script_out, &error)) return true;
+  if (warn) CUCTX_WARN << error;
+  return false;
 }
 
 bool WriteScriptFile(std::ostream& os,
@@ -202,9 +222,7 @@ void CheckKey(const std::string& table, const std::string& key) {
               << " (a key must be non-empty, without whitespace or control characters)";
 }
 
-std::string PrintableSpecifier(const std::string& specifier) {
-  return "'" + specifier + "'";
-}
+std::string PrintableSpecifier(const std::string& specifier) { return "'" + specifier + "'"; }
 
 int64 TellOrMinusOne(std::istream& is) {
   if (is.rdbuf() == nullptr) return -1;
@@ -216,7 +234,8 @@ void ThrowTableError(const std::string& table, const std::string& key, int64 off
   std::ostringstream msg;
   msg << "error reading " << table;
   if (!key.empty()) msg << ": entry '" << key << "'";
-  if (offset >= 0) msg << (key.empty() ? ": at byte " : " (data at byte ") << offset << (key.empty() ? "" : ")");
+  if (offset >= 0)
+    msg << (key.empty() ? ": at byte " : " (data at byte ") << offset << (key.empty() ? "" : ")");
   msg << ": " << cause;
   CUCTX_ERR << msg.str();
 }

@@ -40,9 +40,9 @@
 #define CUCTX_UTIL_KALDI_TABLE_H_
 
 #include "base/error.h"
+
 #include "util/kaldi-holder.h"
 #include "util/kaldi-io.h"
-
 #include <istream>
 #include <memory>
 #include <ostream>
@@ -94,6 +94,10 @@ bool WriteScriptFile(const std::string& wxfilename,
                      const std::vector<std::pair<std::string, std::string>>& script);
 
 namespace internal {
+// ReadScriptFile(rxfilename, ...) that puts the reason for a failure in *error, without logging.
+bool ReadScriptFileOrExplain(const std::string& rxfilename,
+                             std::vector<std::pair<std::string, std::string>>* script_out,
+                             std::string* error);
 template <class Holder>
 class SequentialImpl;
 template <class Holder>
@@ -233,8 +237,8 @@ int64 TellOrMinusOne(std::istream& is);
 
 }  // namespace cuctx
 
-#include "util/kaldi-table-reader-inl.h"
 #include "util/kaldi-table-random-inl.h"
+#include "util/kaldi-table-reader-inl.h"
 #include "util/kaldi-table-writer-inl.h"
 
 #endif  // CUCTX_UTIL_KALDI_TABLE_H_

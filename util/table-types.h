@@ -17,6 +17,7 @@
 #include "matrix/matrix.h"
 #include "matrix/sparse-matrix.h"
 #include "matrix/vector.h"
+
 #include "util/kaldi-holder.h"
 #include "util/kaldi-table.h"
 
@@ -24,43 +25,57 @@ namespace cuctx {
 
 typedef TableWriter<KaldiObjectHolder<Matrix<BaseFloat>>> BaseFloatMatrixWriter;
 typedef SequentialTableReader<KaldiObjectHolder<Matrix<BaseFloat>>> SequentialBaseFloatMatrixReader;
-typedef RandomAccessTableReader<KaldiObjectHolder<Matrix<BaseFloat>>> RandomAccessBaseFloatMatrixReader;
-typedef RandomAccessTableReaderMapped<KaldiObjectHolder<Matrix<BaseFloat>>> RandomAccessBaseFloatMatrixReaderMapped;
+typedef RandomAccessTableReader<KaldiObjectHolder<Matrix<BaseFloat>>>
+    RandomAccessBaseFloatMatrixReader;
+typedef RandomAccessTableReaderMapped<KaldiObjectHolder<Matrix<BaseFloat>>>
+    RandomAccessBaseFloatMatrixReaderMapped;
 
 typedef TableWriter<KaldiObjectHolder<Matrix<double>>> DoubleMatrixWriter;
 typedef SequentialTableReader<KaldiObjectHolder<Matrix<double>>> SequentialDoubleMatrixReader;
 typedef RandomAccessTableReader<KaldiObjectHolder<Matrix<double>>> RandomAccessDoubleMatrixReader;
-typedef RandomAccessTableReaderMapped<KaldiObjectHolder<Matrix<double>>> RandomAccessDoubleMatrixReaderMapped;
+typedef RandomAccessTableReaderMapped<KaldiObjectHolder<Matrix<double>>>
+    RandomAccessDoubleMatrixReaderMapped;
 
 typedef TableWriter<KaldiObjectHolder<CompressedMatrix>> CompressedMatrixWriter;
 
 typedef TableWriter<KaldiObjectHolder<Vector<BaseFloat>>> BaseFloatVectorWriter;
 typedef SequentialTableReader<KaldiObjectHolder<Vector<BaseFloat>>> SequentialBaseFloatVectorReader;
-typedef RandomAccessTableReader<KaldiObjectHolder<Vector<BaseFloat>>> RandomAccessBaseFloatVectorReader;
-typedef RandomAccessTableReaderMapped<KaldiObjectHolder<Vector<BaseFloat>>> RandomAccessBaseFloatVectorReaderMapped;
+typedef RandomAccessTableReader<KaldiObjectHolder<Vector<BaseFloat>>>
+    RandomAccessBaseFloatVectorReader;
+typedef RandomAccessTableReaderMapped<KaldiObjectHolder<Vector<BaseFloat>>>
+    RandomAccessBaseFloatVectorReaderMapped;
 
 typedef TableWriter<KaldiObjectHolder<Vector<double>>> DoubleVectorWriter;
 typedef SequentialTableReader<KaldiObjectHolder<Vector<double>>> SequentialDoubleVectorReader;
 typedef RandomAccessTableReader<KaldiObjectHolder<Vector<double>>> RandomAccessDoubleVectorReader;
 
 typedef TableWriter<KaldiObjectHolder<CuMatrix<BaseFloat>>> BaseFloatCuMatrixWriter;
-typedef SequentialTableReader<KaldiObjectHolder<CuMatrix<BaseFloat>>> SequentialBaseFloatCuMatrixReader;
-typedef RandomAccessTableReader<KaldiObjectHolder<CuMatrix<BaseFloat>>> RandomAccessBaseFloatCuMatrixReader;
-typedef RandomAccessTableReaderMapped<KaldiObjectHolder<CuMatrix<BaseFloat>>> RandomAccessBaseFloatCuMatrixReaderMapped;
+typedef SequentialTableReader<KaldiObjectHolder<CuMatrix<BaseFloat>>>
+    SequentialBaseFloatCuMatrixReader;
+typedef RandomAccessTableReader<KaldiObjectHolder<CuMatrix<BaseFloat>>>
+    RandomAccessBaseFloatCuMatrixReader;
+typedef RandomAccessTableReaderMapped<KaldiObjectHolder<CuMatrix<BaseFloat>>>
+    RandomAccessBaseFloatCuMatrixReaderMapped;
 
 typedef TableWriter<KaldiObjectHolder<CuMatrix<double>>> DoubleCuMatrixWriter;
 typedef SequentialTableReader<KaldiObjectHolder<CuMatrix<double>>> SequentialDoubleCuMatrixReader;
-typedef RandomAccessTableReader<KaldiObjectHolder<CuMatrix<double>>> RandomAccessDoubleCuMatrixReader;
-typedef RandomAccessTableReaderMapped<KaldiObjectHolder<CuMatrix<double>>> RandomAccessDoubleCuMatrixReaderMapped;
+typedef RandomAccessTableReader<KaldiObjectHolder<CuMatrix<double>>>
+    RandomAccessDoubleCuMatrixReader;
+typedef RandomAccessTableReaderMapped<KaldiObjectHolder<CuMatrix<double>>>
+    RandomAccessDoubleCuMatrixReaderMapped;
 
 typedef TableWriter<KaldiObjectHolder<CuVector<BaseFloat>>> BaseFloatCuVectorWriter;
-typedef SequentialTableReader<KaldiObjectHolder<CuVector<BaseFloat>>> SequentialBaseFloatCuVectorReader;
-typedef RandomAccessTableReader<KaldiObjectHolder<CuVector<BaseFloat>>> RandomAccessBaseFloatCuVectorReader;
-typedef RandomAccessTableReaderMapped<KaldiObjectHolder<CuVector<BaseFloat>>> RandomAccessBaseFloatCuVectorReaderMapped;
+typedef SequentialTableReader<KaldiObjectHolder<CuVector<BaseFloat>>>
+    SequentialBaseFloatCuVectorReader;
+typedef RandomAccessTableReader<KaldiObjectHolder<CuVector<BaseFloat>>>
+    RandomAccessBaseFloatCuVectorReader;
+typedef RandomAccessTableReaderMapped<KaldiObjectHolder<CuVector<BaseFloat>>>
+    RandomAccessBaseFloatCuVectorReaderMapped;
 
 typedef TableWriter<KaldiObjectHolder<CuVector<double>>> DoubleCuVectorWriter;
 typedef SequentialTableReader<KaldiObjectHolder<CuVector<double>>> SequentialDoubleCuVectorReader;
-typedef RandomAccessTableReader<KaldiObjectHolder<CuVector<double>>> RandomAccessDoubleCuVectorReader;
+typedef RandomAccessTableReader<KaldiObjectHolder<CuVector<double>>>
+    RandomAccessDoubleCuVectorReader;
 
 typedef TableWriter<BasicHolder<int32>> Int32Writer;
 typedef SequentialTableReader<BasicHolder<int32>> SequentialInt32Reader;
@@ -80,7 +95,8 @@ typedef RandomAccessTableReader<BasicPairVectorHolder<int32>> RandomAccessInt32P
 
 typedef TableWriter<BasicPairVectorHolder<BaseFloat>> BaseFloatPairVectorWriter;
 typedef SequentialTableReader<BasicPairVectorHolder<BaseFloat>> SequentialBaseFloatPairVectorReader;
-typedef RandomAccessTableReader<BasicPairVectorHolder<BaseFloat>> RandomAccessBaseFloatPairVectorReader;
+typedef RandomAccessTableReader<BasicPairVectorHolder<BaseFloat>>
+    RandomAccessBaseFloatPairVectorReader;
 
 typedef TableWriter<BasicHolder<BaseFloat>> BaseFloatWriter;
 typedef SequentialTableReader<BasicHolder<BaseFloat>> SequentialBaseFloatReader;
@@ -106,11 +122,14 @@ typedef RandomAccessTableReader<TokenVectorHolder> RandomAccessTokenVectorReader
 typedef TableWriter<KaldiObjectHolder<GeneralMatrix>> GeneralMatrixWriter;
 typedef SequentialTableReader<KaldiObjectHolder<GeneralMatrix>> SequentialGeneralMatrixReader;
 typedef RandomAccessTableReader<KaldiObjectHolder<GeneralMatrix>> RandomAccessGeneralMatrixReader;
-typedef RandomAccessTableReaderMapped<KaldiObjectHolder<GeneralMatrix>> RandomAccessGeneralMatrixReaderMapped;
+typedef RandomAccessTableReaderMapped<KaldiObjectHolder<GeneralMatrix>>
+    RandomAccessGeneralMatrixReaderMapped;
 
 typedef TableWriter<KaldiObjectHolder<SparseMatrix<BaseFloat>>> BaseFloatSparseMatrixWriter;
-typedef SequentialTableReader<KaldiObjectHolder<SparseMatrix<BaseFloat>>> SequentialBaseFloatSparseMatrixReader;
-typedef RandomAccessTableReader<KaldiObjectHolder<SparseMatrix<BaseFloat>>> RandomAccessBaseFloatSparseMatrixReader;
+typedef SequentialTableReader<KaldiObjectHolder<SparseMatrix<BaseFloat>>>
+    SequentialBaseFloatSparseMatrixReader;
+typedef RandomAccessTableReader<KaldiObjectHolder<SparseMatrix<BaseFloat>>>
+    RandomAccessBaseFloatSparseMatrixReader;
 
 }  // namespace cuctx
 

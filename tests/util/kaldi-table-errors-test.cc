@@ -3,14 +3,12 @@
 // pipes, permissive reading, writers that refuse an entry without leaving part of it, invalid
 // specifiers, and a sweep of truncations and corruptions that must never crash.
 // SPDX-License-Identifier: Apache-2.0
-#include "util/kaldi-table.h"
-
 #include "tests/testing.h"
 #include "tests/util/util-testing.h"
+
+#include "util/kaldi-table.h"
 #include "util/table-types.h"
-
 #include <gtest/gtest.h>
-
 #include <string>
 
 namespace cuctx {
@@ -50,7 +48,8 @@ TEST_F(TableErrorsTest, TruncatedArchiveNamesSpecifierKeyAndOffset) {
 
 TEST_F(TableErrorsTest, MalformedArchives) {
   test::WriteFileBytes(dir_ / "a", "abc");
-  std::string text = test::ErrorText([&] { SequentialBaseFloatMatrixReader r("ark:" + dir_ / "a"); });
+  std::string text =
+      test::ErrorText([&] { SequentialBaseFloatMatrixReader r("ark:" + dir_ / "a"); });
   EXPECT_TRUE(test::Contains(text, "after the key \"abc\" expected a space, found end of stream"));
   test::WriteFileBytes(dir_ / "b", "k1 [ 1 2 ]\nk2 [ 1 x ]\n");
   SequentialBaseFloatVectorReader r("ark:" + dir_ / "b");

@@ -6,10 +6,9 @@
 
 #include "tests/testing.h"
 #include "tests/util/util-testing.h"
+
 #include "util/table-types.h"
-
 #include <gtest/gtest.h>
-
 #include <sstream>
 #include <string>
 #include <vector>
@@ -139,11 +138,12 @@ TEST(TableBytesTest, MatricesVectorsAndScpIndex) {
     w.Write("utt1", m);
     w.Write("utt2", m);
   }
-  const std::string entry = Bytes({0, 'B'}) + "FM " + Int32(2) + Int32(3) + test::OneToNBytes<float>(6);
+  const std::string entry =
+      Bytes({0, 'B'}) + "FM " + Int32(2) + Int32(3) + test::OneToNBytes<float>(6);
   EXPECT_EQ(test::ReadFileBytes(dir / "m.ark"), "utt1 " + entry + "utt2 " + entry);
-  EXPECT_EQ(test::ReadFileBytes(dir / "m.scp"),
-            "utt1 " + dir / "m.ark" + ":5\nutt2 " + dir / "m.ark" + ":" +
-                std::to_string(5 + entry.size() + 5) + "\n");
+  EXPECT_EQ(test::ReadFileBytes(dir / "m.scp"), "utt1 " + dir / "m.ark" + ":5\nutt2 " +
+                                                    dir / "m.ark" + ":" +
+                                                    std::to_string(5 + entry.size() + 5) + "\n");
   {
     DoubleVectorWriter w("ark:" + dir / "v.ark");
     w.Write("k", v);
@@ -273,8 +273,9 @@ TEST(TableRoundTripTest, MatricesThroughEveryReader) {
     DoubleCuMatrixWriter cw("ark:" + dir / "cu.ark");
     cw.Write("u1", cu.Value());
   }
-  EXPECT_EQ(test::ReadFileBytes(dir / "cu.ark"),
-            test::ReadFileBytes(dir / "m.ark").substr(0, test::ReadFileBytes(dir / "cu.ark").size()));
+  EXPECT_EQ(
+      test::ReadFileBytes(dir / "cu.ark"),
+      test::ReadFileBytes(dir / "m.ark").substr(0, test::ReadFileBytes(dir / "cu.ark").size()));
 }
 
 TEST(TableRoundTripTest, ScpRangesAndScpWriter) {
