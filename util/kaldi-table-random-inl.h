@@ -2,9 +2,13 @@
 // an index of the scp lines, values read on demand; archive: read forward as far as a key needs,
 // keeping what was passed) and RandomAccessTableReaderMapped. Included by util/kaldi-table.h.
 // SPDX-License-Identifier: Apache-2.0
+// The declarations; this file is included at their end (and compiles on its own).
+#include "util/kaldi-table.h"
+
 #ifndef CUCTX_UTIL_KALDI_TABLE_RANDOM_INL_H_
 #define CUCTX_UTIL_KALDI_TABLE_RANDOM_INL_H_
 
+#include "util/kaldi-table-reader-inl.h"  // ArchiveEntryReader, ReadScriptEntry
 #include <algorithm>
 #include <map>
 

@@ -2,6 +2,9 @@
 // scp, background thread) and the archive-entry and scp-entry readers that the random-access
 // readers share. Included by util/kaldi-table.h only.
 // SPDX-License-Identifier: Apache-2.0
+// The declarations; this file is included at their end (and compiles on its own).
+#include "util/kaldi-table.h"
+
 #ifndef CUCTX_UTIL_KALDI_TABLE_READER_INL_H_
 #define CUCTX_UTIL_KALDI_TABLE_READER_INL_H_
 

@@ -3,6 +3,9 @@
 // into a buffer first and appended whole, so a value that fails to serialize leaves nothing
 // behind. Included by util/kaldi-table.h only.
 // SPDX-License-Identifier: Apache-2.0
+// The declarations; this file is included at their end (and compiles on its own).
+#include "util/kaldi-table.h"
+
 #ifndef CUCTX_UTIL_KALDI_TABLE_WRITER_INL_H_
 #define CUCTX_UTIL_KALDI_TABLE_WRITER_INL_H_
 

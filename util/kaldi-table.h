@@ -237,6 +237,7 @@ int64 TellOrMinusOne(std::istream& is);
 
 }  // namespace cuctx
 
+// The template bodies, in this order (the random-access readers use the sequential ones).
 #include "util/kaldi-table-random-inl.h"
 #include "util/kaldi-table-reader-inl.h"
 #include "util/kaldi-table-writer-inl.h"
