@@ -9,22 +9,22 @@
 #include "base/random.h"
 #include "base/timer.h"
 #include "cutool/tool.h"
+
 #include "util/table-types.h"
-
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
+#include <fcntl.h>
 #include <random>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace {
 
 const char* kUsage =
     "Measures Kaldi table I/O: writing a float feature archive with its scp index, reading it\n"
-    "sequentially, and random access through the scp in shuffled key order; each as GiB/s and as a\n"
+    "sequentially, and random access through the scp in shuffled key order; each as GiB/s and as "
+    "a\n"
     "ratio to raw read()/write() of the same bytes (1 MiB calls) in the same run. The default is\n"
     "1000 matrices of 1000 x 256 floats (1 GiB) in /tmp; the files are removed at the end.\n"
     "\n"
@@ -64,7 +64,8 @@ double RawRead(const std::string& path, size_t* bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) CUCTX_ERR << "cannot open " << path;
   *bytes = 0;
-  for (ssize_t n; (n = ::read(fd, block.data(), block.size())) > 0;) *bytes += static_cast<size_t>(n);
+  for (ssize_t n; (n = ::read(fd, block.data(), block.size())) > 0;)
+    *bytes += static_cast<size_t>(n);
   ::close(fd);
   return timer.Elapsed();
 }
