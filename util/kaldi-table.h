@@ -39,6 +39,7 @@
 #ifndef CUCTX_UTIL_KALDI_TABLE_H_
 #define CUCTX_UTIL_KALDI_TABLE_H_
 
+#include "base/kaldi-common.h"  // as Kaldi's header does: ported code relies on it
 #include "base/error.h"
 
 #include "util/kaldi-holder.h"

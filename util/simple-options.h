@@ -9,6 +9,7 @@
 #ifndef CUCTX_UTIL_SIMPLE_OPTIONS_H_
 #define CUCTX_UTIL_SIMPLE_OPTIONS_H_
 
+#include "base/kaldi-common.h"  // as Kaldi's header does: ported code relies on it
 #include "base/options-itf.h"
 #include "base/types.h"
 
