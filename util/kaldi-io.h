@@ -36,9 +36,9 @@
 #ifndef CUCTX_UTIL_KALDI_IO_H_
 #define CUCTX_UTIL_KALDI_IO_H_
 
-#include "base/kaldi-common.h"  // as Kaldi's header does: ported code relies on it
 #include "base/error.h"
 #include "base/io-funcs.h"
+#include "base/kaldi-common.h"  // as Kaldi's header does: ported code relies on it
 #include "base/types.h"
 
 #include <istream>

@@ -39,8 +39,8 @@
 #ifndef CUCTX_UTIL_KALDI_TABLE_H_
 #define CUCTX_UTIL_KALDI_TABLE_H_
 
-#include "base/kaldi-common.h"  // as Kaldi's header does: ported code relies on it
 #include "base/error.h"
+#include "base/kaldi-common.h"  // as Kaldi's header does: ported code relies on it
 
 #include "util/kaldi-holder.h"
 #include "util/kaldi-io.h"
