@@ -44,6 +44,7 @@
 
 #include "util/kaldi-holder.h"
 #include "util/kaldi-io.h"
+#include "util/stl-utils.h"  // Kaldi's table headers bring it (Uniq, SortAndUniq, ...)
 #include <istream>
 #include <memory>
 #include <ostream>
