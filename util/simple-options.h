@@ -51,7 +51,7 @@ class SimpleOptions : public OptionsItf {
   enum OptionType { kBool, kInt32, kUint32, kFloat, kDouble, kString };
 
   struct OptionInfo {
-    OptionInfo(const std::string& doc, OptionType type) : doc(doc), type(type) {}
+    OptionInfo(const std::string& doc_in, OptionType type_in) : doc(doc_in), type(type_in) {}
     std::string doc;
     OptionType type;
   };

@@ -210,7 +210,9 @@ void RoundTrip(const std::vector<std::pair<std::string, typename Holder::T>>& en
           EXPECT_TRUE(r.HasKey(e.first)) << opts << kind;
           EXPECT_EQ(r.Value(e.first), e.second) << opts << kind;
         }
-        if (std::string(opts).find('s') == std::string::npos) EXPECT_FALSE(r.HasKey("zzz"));
+        if (std::string(opts).find('s') == std::string::npos) {
+          EXPECT_FALSE(r.HasKey("zzz"));
+        }
       }
     }
   }
