@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "util/kaldi-holder.h"
 
+#include "util/kaldi-io.h"
 #include <cctype>
 
 namespace cuctx {
@@ -132,6 +133,37 @@ static bool ExtractMatrixRange(const Matrix<Real>& input, const std::string& ran
   out->Resize(nr, nc, kUndefined);
   out->CopyFromMat(input.Range(ro, nr, co, nc));
   return true;
+}
+
+template <typename Real>
+static void ReadMatrixWithRange(const std::string& rxfilename, Matrix<Real>* m) {
+  std::string data_rxfilename, range;
+  if (!ExtractRangeSpecifier(rxfilename, &data_rxfilename, &range))
+    CUCTX_ERR << "malformed range in " << PrintableRxfilename(rxfilename);
+  bool binary_in = false;
+  Input ki(data_rxfilename, &binary_in);
+  Matrix<Real> whole;
+  try {
+    (range.empty() ? *m : whole).Read(ki.Stream(), binary_in);
+    if (!range.empty()) ExtractObjectRange(whole, range, m);
+  } catch (const Error& e) {
+    std::string pipe_error;
+    ki.Close(&pipe_error);
+    throw Error("reading " + PrintableRxfilename(rxfilename) + ": " + e.what() +
+                (pipe_error.empty() ? "" : " (" + pipe_error + ")"));
+  }
+  std::string error;
+  if (ki.Close(&error) != 0)
+    CUCTX_ERR << "reading " << PrintableRxfilename(rxfilename) << ": " << error;
+}
+
+template <>
+void ReadKaldiObject(const std::string& rxfilename, Matrix<float>* m) {
+  ReadMatrixWithRange(rxfilename, m);
+}
+template <>
+void ReadKaldiObject(const std::string& rxfilename, Matrix<double>* m) {
+  ReadMatrixWithRange(rxfilename, m);
 }
 
 template <>

@@ -152,6 +152,15 @@ void ReadKaldiObject(const std::string& rxfilename, C* c) {
     CUCTX_ERR << "reading " << PrintableRxfilename(rxfilename) << ": " << error;
 }
 
+template <typename Real>
+class Matrix;
+// Matrices also take Kaldi's range form "feats.ark:1234[0:9]" or "m.mat[0:9,2:3]" (rows, and
+// optionally columns, inclusive; defined in kaldi-holder.cc). A range that does not fit throws.
+template <>
+void ReadKaldiObject(const std::string& rxfilename, Matrix<float>* m);
+template <>
+void ReadKaldiObject(const std::string& rxfilename, Matrix<double>* m);
+
 // Writes an object (anything with Write(std::ostream&, bool binary) const) to a wxfilename,
 // with the binary header when binary, then closes; throws cuctx::Error naming the output if
 // writing or closing failed.

@@ -169,5 +169,22 @@ TEST(KaldiIoTest, ReadWriteKaldiObjectLargeAndThroughPipes) {
   EXPECT_TRUE(test::Contains(text, "status 2"));
 }
 
+TEST(KaldiIoTest, ReadKaldiObjectMatrixRanges) {
+  test::ScratchDir dir;
+  Matrix<float> m(4, 3);
+  for (int i = 0; i < 12; ++i) m(i / 3, i % 3) = static_cast<float>(i);
+  WriteKaldiObject(m, dir / "m.mat", true);
+  Matrix<double> part;
+  ReadKaldiObject(dir / "m.mat[1:2]", &part);
+  ASSERT_EQ(part.NumRows(), 2);
+  EXPECT_EQ(part(0, 0), 3.0);
+  ReadKaldiObject(dir / "m.mat[0:3,2:2]", &part);
+  ASSERT_EQ(part.NumCols(), 1);
+  EXPECT_EQ(part(3, 0), 11.0);
+  test::QuietLog quiet;
+  EXPECT_TRUE(
+      test::ThrowsWith([&] { ReadKaldiObject(dir / "m.mat[0:4]", &part); }, "outside the 4 rows"));
+}
+
 }  // namespace
 }  // namespace cuctx

@@ -133,6 +133,46 @@ TEST_F(TableErrorsTest, WriterNeverLeavesHalfAnEntry) {
   EXPECT_EQ(test::ReadFileBytes(dir_ / "nf.ark").size(), 0u);
 }
 
+// A value whose Write puts out some bytes and then fails.
+struct HalfWritten {
+  void Write(std::ostream& os, bool) const {
+    os << "partial data";
+    CUCTX_ERR << "disk on fire";
+  }
+  void Read(std::istream&, bool) {}
+};
+
+TEST_F(TableErrorsTest, ValueFailingMidWriteLeavesNothing) {
+  {
+    Int32Writer ok("ark:" + dir_ / "w.ark");
+    ok.Write("a", 1);
+  }
+  const std::string before = test::ReadFileBytes(dir_ / "w.ark");
+  {
+    TableWriter<KaldiObjectHolder<HalfWritten>> w("f,ark,scp:" + dir_ / "h.ark," + dir_ / "h.scp");
+    std::string text = test::ErrorText([&] { w.Write("k", HalfWritten()); });
+    EXPECT_TRUE(test::Contains(text, "entry 'k'"));
+    EXPECT_TRUE(test::Contains(text, "disk on fire"));
+    EXPECT_TRUE(test::Contains(text, "nothing of it was written"));
+  }
+  EXPECT_EQ(test::ReadFileBytes(dir_ / "h.ark"), "");
+  EXPECT_EQ(test::ReadFileBytes(dir_ / "h.scp"), "");
+  EXPECT_EQ(before.size(), 9u);
+}
+
+TEST_F(TableErrorsTest, BackgroundReaderPassesErrorsOn) {
+  const std::string bytes = WriteThree();
+  test::WriteFileBytes(dir_ / "t.ark", bytes.substr(0, 42 + 20));
+  SequentialBaseFloatMatrixReader r("bg,ark:" + dir_ / "t.ark");
+  ASSERT_FALSE(r.Done());
+  EXPECT_EQ(r.Key(), "u1");
+  EXPECT_EQ(r.Value().NumRows(), 2);
+  std::string text = test::ErrorText([&] { r.Next(); });
+  EXPECT_TRUE(test::Contains(text, "entry 'u2'"));
+  EXPECT_TRUE(r.Done());
+  EXPECT_TRUE(r.Close());
+}
+
 TEST_F(TableErrorsTest, InvalidSpecifiersAndOpen) {
   std::string text = test::ErrorText([] { SequentialInt32Reader r("foo.ark"); });
   EXPECT_TRUE(test::Contains(text, "invalid rspecifier 'foo.ark'"));
