@@ -85,6 +85,17 @@ bool TokenVectorHolder::Read(std::istream& is) {
   return true;
 }
 
+bool HtkMatrixHolder::Write(std::ostream& os, bool binary, const T& t) {
+  if (!binary) CUCTX_ERR << "HTK feature files can only be written in binary (use b, not t)";
+  return WriteHtk(os, t.first, t.second) && os.good();
+}
+
+bool HtkMatrixHolder::Read(std::istream& is) {
+  if (!ReadHtk(is, &t_.first, &t_.second))
+    CUCTX_ERR << "HTK feature data ends early or cannot be read" << StreamPosition(is);
+  return true;
+}
+
 bool ExtractRangeSpecifier(const std::string& with_range, std::string* data_rxfilename,
                            std::string* range) {
   range->clear();

@@ -2,7 +2,7 @@
 // write one value: KaldiObjectHolder (anything with Kaldi's Read/Write: Matrix, Vector,
 // CompressedMatrix, GeneralMatrix, SparseMatrix, CuMatrix, CuVector, ...), BasicHolder (int32,
 // float, double, bool, ...), BasicVectorHolder, BasicVectorVectorHolder, BasicPairVectorHolder,
-// TokenHolder and TokenVectorHolder.
+// TokenHolder, TokenVectorHolder and HtkMatrixHolder.
 // SPDX-License-Identifier: Apache-2.0
 //
 // The interface every holder has (Kaldi's):
@@ -392,6 +392,33 @@ class TokenVectorHolder {
   void Swap(TokenVectorHolder* other) { t_.swap(other->t_); }
   bool ExtractRange(const TokenVectorHolder&, const std::string&) {
     internal::ThrowNoRange("TokenVectorHolder");
+  }
+
+ private:
+  T t_;
+};
+
+// HTK feature files as table values: T is the matrix and its HTK header. The format is HTK's own
+// (big-endian, no Kaldi header), so only binary writing is possible.
+class HtkMatrixHolder {
+ public:
+  typedef std::pair<Matrix<BaseFloat>, HtkHeader> T;
+  HtkMatrixHolder() = default;
+  HtkMatrixHolder(const HtkMatrixHolder&) = delete;
+  HtkMatrixHolder& operator=(const HtkMatrixHolder&) = delete;
+
+  // Throws for binary == false.
+  static bool Write(std::ostream& os, bool binary, const T& t);
+  bool Read(std::istream& is);
+  static bool IsReadInBinary() { return true; }
+  T& Value() { return t_; }
+  void Clear() { t_.first.Resize(0, 0); }
+  void Swap(HtkMatrixHolder* other) {
+    t_.first.Swap(&other->t_.first);
+    std::swap(t_.second, other->t_.second);
+  }
+  bool ExtractRange(const HtkMatrixHolder&, const std::string&) {
+    internal::ThrowNoRange("HtkMatrixHolder");
   }
 
  private:

@@ -4,8 +4,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // The Cu forms read and write through the Cu classes' own Read/Write, which stage through host
-// memory (pinned where a GPU is in use). GeneralMatrix and SparseMatrix tables are cuctx's
-// additions; Kaldi's PosteriorHolder/GauPostHolder tables (hmm/) are not provided.
+// memory (pinned where a GPU is in use). GeneralMatrix, SparseMatrix and HTK tables are
+// cuctx's additions; Kaldi's PosteriorHolder/GauPostHolder tables (hmm/) are not provided.
 #ifndef CUCTX_UTIL_TABLE_TYPES_H_
 #define CUCTX_UTIL_TABLE_TYPES_H_
 
@@ -130,6 +130,10 @@ typedef SequentialTableReader<KaldiObjectHolder<SparseMatrix<BaseFloat>>>
     SequentialBaseFloatSparseMatrixReader;
 typedef RandomAccessTableReader<KaldiObjectHolder<SparseMatrix<BaseFloat>>>
     RandomAccessBaseFloatSparseMatrixReader;
+
+typedef TableWriter<HtkMatrixHolder> HtkMatrixWriter;
+typedef SequentialTableReader<HtkMatrixHolder> SequentialHtkMatrixReader;
+typedef RandomAccessTableReader<HtkMatrixHolder> RandomAccessHtkMatrixReader;
 
 }  // namespace cuctx
 

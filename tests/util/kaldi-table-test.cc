@@ -314,6 +314,25 @@ TEST(TableRoundTripTest, ScpRangesAndScpWriter) {
   }
 }
 
+TEST(TableRoundTripTest, HtkMatrices) {
+  test::ScratchDir dir;
+  HtkMatrixHolder::T value;
+  value.first.Resize(2, 3);
+  value.first(1, 2) = 1.5f;
+  value.second = HtkHeader{2, 100000, 12, 9};
+  {
+    HtkMatrixWriter w("ark,scp:" + dir / "h.ark," + dir / "h.scp");
+    w.Write("u", value);
+    test::QuietLog quiet;
+    HtkMatrixWriter t("ark,t:" + dir / "t.ark");
+    EXPECT_TRUE(test::ThrowsWith([&] { t.Write("u", value); }, "only be written in binary"));
+  }
+  RandomAccessHtkMatrixReader r("scp:" + dir / "h.scp");
+  EXPECT_EQ(r.Value("u").first(1, 2), 1.5f);
+  EXPECT_EQ(r.Value("u").second.mSamplePeriod, 100000);
+  EXPECT_EQ(r.Value("u").second.mSampleKind, 9);
+}
+
 TEST(TableRoundTripTest, MappedReaderAndPipes) {
   test::ScratchDir dir;
   {
