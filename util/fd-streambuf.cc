@@ -14,7 +14,8 @@ FdStreamBuf::FdStreamBuf(int fd, Mode mode, bool seekable, int64 start_offset, s
     : fd_(fd),
       mode_(mode),
       seekable_(seekable),
-      buf_(std::max<size_t>(buffer_bytes, 4096)),
+      buf_(buffer_bytes != 0 ? std::max<size_t>(buffer_bytes, 4096)
+                             : (mode == kRead ? size_t(128) << 10 : size_t(1) << 20)),
       buf_off_(start_offset),
       buf_len_(0),
       fd_pos_(start_offset) {

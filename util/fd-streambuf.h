@@ -28,9 +28,10 @@ class FdStreamBuf : public std::streambuf {
   // `fd` is an open descriptor for reading (kRead) or writing (kWrite). `seekable` says whether
   // lseek may be used on it (a regular file); for pipes only positions inside the buffer can be
   // sought. `start_offset` is the descriptor's current offset (for positions reported by tellg
-  // and tellp). `buffer_bytes` is the buffer's size.
-  FdStreamBuf(int fd, Mode mode, bool seekable, int64 start_offset = 0,
-              size_t buffer_bytes = size_t(1) << 20);
+  // and tellp). `buffer_bytes` is the buffer's size; 0 picks the default: 128 KiB for reading
+  // (small, so that a large object read right after its header is mostly read straight into the
+  // caller's memory rather than copied twice) and 1 MiB for writing.
+  FdStreamBuf(int fd, Mode mode, bool seekable, int64 start_offset = 0, size_t buffer_bytes = 0);
   ~FdStreamBuf() override;
   FdStreamBuf(const FdStreamBuf&) = delete;
   FdStreamBuf& operator=(const FdStreamBuf&) = delete;

@@ -26,8 +26,8 @@
 // with a nonzero status is reported by Close (Input::Close returns the status; Output::Close
 // returns false after a warning naming the command and its status).
 //
-// Speed: files, pipes and standard streams go through FdStreamBuf (util/fd-streambuf.h), 1 MiB
-// buffers with large reads and writes bypassing them.
+// Speed: files, pipes and standard streams go through FdStreamBuf (util/fd-streambuf.h): 128 KiB
+// (reading) and 1 MiB (writing) buffers, with large reads and writes bypassing them.
 //
 // Threads: an Input or Output object belongs to one thread at a time. "-" for input shares one
 // process-wide buffer over descriptor 0 (so several Inputs of "-" read one after another, as
