@@ -48,6 +48,7 @@ int main(int argc, char* argv[]) {
           throw cuctx::ToolUsageError(
               "--thread must be >= 0, or -1 for the trace's only thread; got " +
               std::to_string(thread));
+        cuctx::CheckRxfilenameArg(args.Arg(1), "the trace");
         cuctx::ToolInput in(args.Arg(1));
         const cuctx::CuMemoryPlan plan = [&] {
           try {

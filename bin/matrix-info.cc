@@ -5,6 +5,7 @@
 #include "matrix/compressed-matrix.h"
 #include "matrix/matrix.h"
 
+#include "util/kaldi-table.h"
 #include <cmath>
 #include <cstdio>
 #include <istream>
@@ -20,7 +21,11 @@ const char* kUsage =
     "\"n/a (+inf and -inf)\" when both signs are, as their sum has no value), nan-count and\n"
     "inf-count.\n"
     "\n"
-    "Usage: matrix-info [options] <matrix-in>   (\"-\" is stdin)\n"
+    "For a table (an rspecifier such as \"ark:feats.ark\" or \"scp:feats.scp\"), each entry's\n"
+    "facts follow a line \"key: <key>\", entries separated by an empty line.\n"
+    "\n"
+    "Usage: matrix-info [options] <matrix-in-rxfilename|matrix-in-rspecifier>\n"
+    "  (rxfilename: a file, \"-\" for stdin, \"command |\" or \"file:offset\")\n"
     "Exit status: 0 printed; 1 the input could not be read or is malformed; 2 usage error.\n";
 
 struct Storage {
@@ -69,9 +74,7 @@ struct StoredMatrix {
   }
 };
 
-int Info(const cuctx::ToolArgs& args) {
-  StoredMatrix stored;
-  cuctx::ReadKaldiObject(args.Arg(1), &stored);
+void PrintFacts(const StoredMatrix& stored) {
   const cuctx::Matrix<double>& m = stored.m;
   const Storage& storage = stored.storage;
 
@@ -104,6 +107,26 @@ int Info(const cuctx::ToolArgs& args) {
     PrintValue("mean", any, any ? sum / static_cast<double>(finite_or_inf) : 0.0);
   std::printf("nan-count: %lld\ninf-count: %lld\n", static_cast<long long>(nan_count),
               static_cast<long long>(pos_inf_count + neg_inf_count));
+}
+
+int Info(const cuctx::ToolArgs& args) {
+  const std::string in = args.Arg(1);
+  if (!cuctx::LooksLikeTableSpecifier(in)) {
+    cuctx::CheckRxfilenameArg(in, "the input matrix");
+    StoredMatrix stored;
+    cuctx::ReadKaldiObject(in, &stored);
+    PrintFacts(stored);
+    return cuctx::kToolExitOk;
+  }
+  if (cuctx::ClassifyRspecifier(in, nullptr, nullptr) == cuctx::kNoRspecifier)
+    throw cuctx::ToolUsageError(cuctx::internal::InvalidRspecifierMessage(in));
+  // A table: each entry's facts after a "key:" line, entries separated by an empty line.
+  cuctx::SequentialTableReader<cuctx::KaldiObjectHolder<StoredMatrix>> reader(in);
+  for (bool first = true; !reader.Done(); reader.Next(), first = false) {
+    if (!first) std::printf("\n");
+    std::printf("key: %s\n", reader.Key().c_str());
+    PrintFacts(reader.Value());
+  }
   return cuctx::kToolExitOk;
 }
 

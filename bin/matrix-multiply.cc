@@ -42,6 +42,9 @@ std::string Where() {
 }
 
 int Multiply(const cuctx::ToolArgs& args, const Options& opts) {
+  cuctx::CheckRxfilenameArg(args.Arg(1), "matrix A");
+  cuctx::CheckRxfilenameArg(args.Arg(2), "matrix B");
+  cuctx::CheckWxfilenameArg(args.Arg(3), "the output matrix C");
   cuctx::Matrix<float> a, b;
   cuctx::ReadKaldiObject(args.Arg(1), &a);
   cuctx::ReadKaldiObject(args.Arg(2), &b);

@@ -5,6 +5,9 @@ bin_TOOLS      := cuda-gpu-available.cc
 # matrix tools
 bin_TOOLS += copy-matrix.cc copy-vector.cc matrix-info.cc matrix-multiply.cc cuda-compiled.cc
 
+# table I/O benchmark (CPU only: archives and scp files through util/kaldi-table.h)
+bin_TOOLS += table-io-bench.cc
+
 # health check
 bin_TOOLS      += gpu-health-check.cc
 

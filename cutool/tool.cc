@@ -48,54 +48,10 @@ class ScopedLogHandler {
   LogHandler previous_;
 };
 
-// Reads file descriptor 0 through its own buffer and counts the bytes it has handed out, so that
-// tellg() on stdin gives a byte offset for messages (std::cin's buffer cannot tell a pipe's
-// position). Only "where am I" is answered; any real seek fails.
-class CountingStdinBuffer : public std::streambuf {
- public:
-  CountingStdinBuffer() { setg(buffer_, buffer_, buffer_); }
-
- protected:
-  int_type underflow() override {
-    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    consumed_ += egptr() - eback();
-    ssize_t n;
-    do {
-      n = ::read(0, buffer_, sizeof(buffer_));
-    } while (n < 0 && errno == EINTR);
-    if (n <= 0) {
-      setg(buffer_, buffer_, buffer_);
-      return traits_type::eof();
-    }
-    setg(buffer_, buffer_, buffer_ + n);
-    return traits_type::to_int_type(*gptr());
-  }
-  pos_type seekoff(off_type off, std::ios_base::seekdir dir, std::ios_base::openmode) override {
-    if (off != 0 || dir != std::ios_base::cur) return pos_type(off_type(-1));
-    return pos_type(Position());
-  }
-  pos_type seekpos(pos_type pos, std::ios_base::openmode) override {
-    // Seeking to where the stream already is succeeds (callers restore a position they read).
-    return off_type(pos) == Position() ? pos : pos_type(off_type(-1));
-  }
-
- private:
-  off_type Position() const { return consumed_ + (gptr() - eback()); }
-  char buffer_[1 << 16];
-  off_type consumed_ = 0;  // bytes before the current buffer
-};
-
-bool IsDirectory(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 int Fail(const std::string& tool, const std::string& message, int status) {
   std::fprintf(stderr, "%s: %s\n", tool.c_str(), ToolMessage(message).c_str());
   return status;
 }
-
-bool IsStdStream(const std::string& name) { return name.empty() || name == "-"; }
 
 // Parses the command line and checks it. Returns true when the body should run; otherwise
 // *status is the exit status (0 after --help). Throws on bad options (the caller maps that to 2).
@@ -227,43 +183,34 @@ int RunTool(int argc, char* argv[], const ToolSpec& spec, const ToolRegisterFn& 
   return status;
 }
 
-ToolInput::ToolInput(const std::string& rxfilename) : is_(&std::cin) {
-  if (IsStdStream(rxfilename)) {
-    name_ = "standard input";
-    stdin_buf_ = std::make_unique<CountingStdinBuffer>();
-    stdin_ = std::make_unique<std::istream>(stdin_buf_.get());
-    is_ = stdin_.get();
-  } else {
-    name_ = "'" + rxfilename + "'";
-    if (IsDirectory(rxfilename)) CUCTX_ERR << name_ << " is a directory, not a file to read";
-    file_.open(rxfilename, std::ios::in | std::ios::binary);
-    if (!file_.is_open()) CUCTX_ERR << "cannot open " << name_ << " for reading";
-    is_ = &file_;
-  }
-  if (!InitKaldiInputStream(*is_, &binary_))
-    CUCTX_ERR << name_ << " starts with a '\\0' byte that is not followed by 'B' (not a Kaldi "
-              << "binary object)";
-}
+ToolInput::ToolInput(const std::string& rxfilename)
+    : input_(rxfilename, &binary_), name_(PrintableRxfilename(rxfilename)) {}
 
-ToolOutput::ToolOutput(const std::string& wxfilename, bool binary) : os_(&std::cout) {
-  if (IsStdStream(wxfilename)) {
-    name_ = "standard output";
-  } else {
-    name_ = "'" + wxfilename + "'";
-    if (IsDirectory(wxfilename)) CUCTX_ERR << name_ << " is a directory, not a file to write";
-    file_.open(wxfilename, std::ios::out | std::ios::trunc | std::ios::binary);
-    if (!file_.is_open()) CUCTX_ERR << "cannot open " << name_ << " for writing";
-    os_ = &file_;
-  }
-  InitKaldiOutputStream(*os_, binary);
-}
-
-ToolInput::~ToolInput() = default;
+ToolOutput::ToolOutput(const std::string& wxfilename, bool binary)
+    : output_(wxfilename, binary), name_(PrintableWxfilename(wxfilename)) {}
 
 void ToolOutput::Close() {
-  os_->flush();
-  if (file_.is_open()) file_.close();
-  if (os_->fail()) CUCTX_ERR << "failed to write " << name_;
+  std::string error;
+  if (!output_.Close(&error)) CUCTX_ERR << error;
+}
+
+void CheckRxfilenameArg(const std::string& arg, const std::string& what) {
+  if (ClassifyRxfilename(arg) != kNoInput) return;
+  std::string why = LooksLikeTableSpecifier(arg)
+                        ? " is a table specifier, which this argument does not take"
+                        : " is not a usable input name";
+  throw ToolUsageError(what + " " + PrintableRxfilename(arg) + why +
+                       " (expected a file, \"-\" for standard input, \"command |\" or "
+                       "\"file:offset\")");
+}
+
+void CheckWxfilenameArg(const std::string& arg, const std::string& what) {
+  if (ClassifyWxfilename(arg) != kNoOutput) return;
+  std::string why = LooksLikeTableSpecifier(arg)
+                        ? " is a table specifier, which this argument does not take"
+                        : " is not a usable output name";
+  throw ToolUsageError(what + " " + PrintableWxfilename(arg) + why +
+                       " (expected a file, \"-\" for standard output or \"| command\")");
 }
 
 void SelectToolGpu(const ToolArgs& args) {

@@ -52,9 +52,8 @@
 #include "base/error.h"
 #include "base/parse-options.h"
 
-#include <fstream>
+#include "util/kaldi-io.h"  // ReadKaldiObject, WriteKaldiObject (the tools use them)
 #include <functional>
-#include <memory>
 #include <string>
 
 namespace cuctx {
@@ -134,75 +133,51 @@ using ToolBodyFn = std::function<int(const ToolArgs& args)>;
 int RunTool(int argc, char* argv[], const ToolSpec& spec, const ToolRegisterFn& register_options,
             const ToolBodyFn& body);
 
-// An input named as in Kaldi's rxfilenames (the plain forms only): "-" or "" is stdin, anything
-// else a file opened in binary mode. The constructor reads Kaldi's binary header ("\0B"), so
-// Stream() is positioned at the object and Binary() says which mode to read it in. Stdin is read
-// through a buffer that counts bytes, so messages about malformed data give byte offsets for
-// stdin as they do for files (the stream's tellg() works; seeking does not).
-// Throws cuctx::Error naming the file if it cannot be opened, is a directory, or starts with '\0'
-// without 'B'.
+// An input named by an rxfilename (util/kaldi-io.h: a file, "-", "command |", "file:offset"),
+// opened through Input. The constructor reads Kaldi's binary header ("\0B"), so Stream() is
+// positioned at the object and Binary() says which mode to read it in. Throws cuctx::Error
+// naming the input if it cannot be opened or starts with '\0' without 'B'.
 class ToolInput {
  public:
   explicit ToolInput(const std::string& rxfilename);
-  ~ToolInput();
   ToolInput(const ToolInput&) = delete;
   ToolInput& operator=(const ToolInput&) = delete;
-  std::istream& Stream() { return *is_; }
+  std::istream& Stream() { return input_.Stream(); }
   bool Binary() const { return binary_; }
   // "standard input" or "'name'", for messages.
   const std::string& Name() const { return name_; }
 
  private:
-  std::ifstream file_;
-  std::unique_ptr<std::streambuf> stdin_buf_;  // the counting stdin buffer, when reading stdin
-  std::unique_ptr<std::istream> stdin_;
-  std::istream* is_;
-  bool binary_ = false;
+  bool binary_ = false;  // declared before input_, whose constructor sets it
+  Input input_;
   std::string name_;
 };
 
-// An output named as in Kaldi's wxfilenames (the plain forms only): "-" or "" is stdout, anything
-// else a file, created or truncated, opened in binary mode (a directory is refused by name). The constructor writes Kaldi's binary
-// header when `binary` (text mode raises the precision to 7 digits, as Kaldi's writers do).
-// Close() flushes and throws cuctx::Error naming the file if anything failed to be written; call
-// it before reporting success (the destructor closes silently).
+// An output named by a wxfilename (a file, "-", "| command"), opened through Output. The
+// constructor writes Kaldi's binary header when `binary` (text mode raises the precision to 7
+// digits, as Kaldi's writers do). Close() flushes and throws cuctx::Error naming the output if
+// anything failed to be written (or the command failed); call it before reporting success (the
+// destructor closes and only warns).
 class ToolOutput {
  public:
   ToolOutput(const std::string& wxfilename, bool binary);
   ToolOutput(const ToolOutput&) = delete;
   ToolOutput& operator=(const ToolOutput&) = delete;
-  std::ostream& Stream() { return *os_; }
+  std::ostream& Stream() { return output_.Stream(); }
   void Close();
   const std::string& Name() const { return name_; }
 
  private:
-  std::ofstream file_;
-  std::ostream* os_;
+  Output output_;
   std::string name_;
 };
 
-// Reads a Kaldi object (anything with Read(std::istream&, bool binary): Matrix, Vector, ...) from
-// an rxfilename as ToolInput names it, in the mode the input's header gives. Throws cuctx::Error
-// if the input cannot be opened, or with Read's message prefixed by "reading <name>: " for
-// malformed data.
-template <class Object>
-void ReadKaldiObject(const std::string& rxfilename, Object* object) {
-  ToolInput in(rxfilename);
-  try {
-    object->Read(in.Stream(), in.Binary());
-  } catch (const Error& e) {
-    throw Error("reading " + in.Name() + ": " + e.what());
-  }
-}
-
-// Writes `object` (anything with Write(std::ostream&, bool binary) const) to a wxfilename as
-// ToolOutput names it, then closes the output; throws cuctx::Error if writing failed.
-template <class Object>
-void WriteKaldiObject(const Object& object, const std::string& wxfilename, bool binary) {
-  ToolOutput out(wxfilename, binary);
-  object.Write(out.Stream(), binary);
-  out.Close();
-}
+// Throw ToolUsageError (exit status 2) unless `arg` is a usable rxfilename / wxfilename: a table
+// specifier ("ark:...", "ark,t:-"), a name with surrounding whitespace, a pipe in the wrong
+// direction or an offset for writing is refused with a message naming `what` (e.g. "the input
+// matrix") and the forms this argument takes, so that such a name never becomes a file.
+void CheckRxfilenameArg(const std::string& arg, const std::string& what);
+void CheckWxfilenameArg(const std::string& arg, const std::string& what);
 
 // For a tool with ToolGpu::kOptionsOnly that checks its own options (or reads its input) before
 // choosing the device: selects one as --use-gpu says, as ToolGpu::kSelect does before the body;

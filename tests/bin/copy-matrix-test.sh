@@ -46,6 +46,57 @@ expect_same "binary on stdin -> text on stdout" "$TMP/p.txt" "$DATA/m23.txt"
   "$BIN/copy-matrix" --print-args=false --binary=false - "$TMP/pipe.txt" 2>/dev/null
 expect_same "a pipe between two copies" "$TMP/pipe.txt" "$DATA/m23.txt"
 
+# Tables: archives, scp files and pipes through Kaldi's specifiers.
+{ printf 'utt1 '; cat "$DATA/m23.fm.bin"; printf 'utt2 '; cat "$DATA/m23.dm.bin"; } >"$TMP/in.ark"
+{ printf 'utt1 '; cat "$DATA/m23.txt"; printf 'utt2 '; cat "$DATA/m23.txt"; } >"$TMP/want.txt"
+{ printf 'utt1 '; cat "$DATA/m23.fm.bin"; printf 'utt2 '; cat "$DATA/m23.fm.bin"; } >"$TMP/want.ark"
+{ printf 'utt1 '; cat "$DATA/m23.dm.bin"; printf 'utt2 '; cat "$DATA/m23.dm.bin"; } >"$TMP/want-d.ark"
+run copy-matrix "ark:$TMP/in.ark" ark,t:-
+expect_rc "ark:in.ark ark,t:-" 0
+expect_same "a text archive on stdout, byte-exact" "$TMP/out" "$TMP/want.txt"
+run copy-matrix "ark:$TMP/in.ark" "ark,scp:$TMP/o.ark,$TMP/o.scp"
+expect_same "ark,scp: the archive is byte-exact" "$TMP/o.ark" "$TMP/want.ark"
+fm_size=$(stat -c %s "$DATA/m23.fm.bin")
+printf 'utt1 %s:5\nutt2 %s:%d\n' "$TMP/o.ark" "$TMP/o.ark" $((5 + fm_size + 5)) >"$TMP/want.scp"
+expect_same "ark,scp: the scp lines give each value's offset" "$TMP/o.scp" "$TMP/want.scp"
+run copy-matrix "scp:$TMP/o.scp" "ark:$TMP/back.ark"
+expect_same "scp:o.scp -> ark reads through the offsets" "$TMP/back.ark" "$TMP/want.ark"
+run copy-matrix --double "ark:cat $TMP/in.ark |" "ark:| gzip -c > $TMP/d.ark.gz"
+expect_rc "input and output pipes" 0
+gunzip -c "$TMP/d.ark.gz" >"$TMP/d.ark"
+expect_same "--double through pipes" "$TMP/d.ark" "$TMP/want-d.ark"
+"$BIN/copy-matrix" --print-args=false ark:- ark,t:- <"$TMP/in.ark" >"$TMP/std.txt" 2>"$TMP/err"
+expect_same "ark:- ark,t:- (stdin to stdout)" "$TMP/std.txt" "$TMP/want.txt"
+run copy-matrix "s,cs,bg,ark:$TMP/in.ark" "t,f,ark:$TMP/opt.txt"
+expect_same "options s, cs, bg and t, f" "$TMP/opt.txt" "$TMP/want.txt"
+run copy-matrix "$DATA/m23.txt" "| gzip -c > $TMP/one.gz"
+gunzip -c "$TMP/one.gz" >"$TMP/one.bin"
+expect_same "one matrix to an output pipe" "$TMP/one.bin" "$DATA/m23.fm.bin"
+run copy-matrix "gunzip -c $TMP/one.gz |" "$TMP/one2.bin"
+expect_same "one matrix from an input pipe" "$TMP/one2.bin" "$DATA/m23.fm.bin"
+head -c 60 "$TMP/in.ark" >"$TMP/trunc.ark"
+expect_error "truncated archive names the specifier, key and offset" copy-matrix 1 \
+  "archive 'ark:.*trunc.ark': entry 'utt2' \(data at byte [0-9]+\): .*truncated" "ark:$TMP/trunc.ark" ark:/dev/null
+expect_error "a failed input command reports its status" copy-matrix 1 "exited with status 3" \
+  "ark:cat $TMP/in.ark; exit 3 |" ark:/dev/null
+expect_error "missing scp target" copy-matrix 1 "entry 'utt1'.*no-such.ark" "scp:-" ark:/dev/null \
+  < <(echo "utt1 $TMP/no-such.ark:5")
+
+# Specifiers where they are not supported, or malformed: exit 2 and never a file of that name.
+BIN=$(cd "$BIN" && pwd)  # absolute, for the runs from $TMP below
+cd "$TMP" || exit 1
+expect_error "a specifier output for one matrix" copy-matrix 2 "cannot mix a table and a single matrix" \
+  "$DATA/m23.fm.bin" ark,t:-
+expect_error "ark,scp output for one matrix" copy-matrix 2 "cannot mix" "$DATA/m23.fm.bin" ark,scp:a.ark,a.scp
+expect_error "a table into one file" copy-matrix 2 "cannot mix" "ark:$TMP/in.ark" out.mat
+expect_error "an invalid wspecifier" copy-matrix 2 "invalid wspecifier 'ark,zz:-'" "ark:$TMP/in.ark" ark,zz:-
+expect_error "an invalid rspecifier" copy-matrix 2 "invalid rspecifier 'scp,ark:x'" scp,ark:x ark:-
+expect_error "an input pipe used for output" copy-matrix 2 "not a usable output name" "$DATA/m23.fm.bin" "cat |"
+if ls "$TMP" | grep -qE '^(ark|scp)'; then fail "a file named like a specifier was created: $(ls "$TMP")"; else
+  pass "no file named like a specifier was created"
+fi
+cd - >/dev/null || exit 1
+
 # --config reads options from a file; the command line overrides it.
 printf -- '--binary=false\n--scale=2  # a comment\n' >"$TMP/opts.conf"
 run copy-matrix --config="$TMP/opts.conf" "$DATA/m23.fm.bin" "$TMP/c.txt"
@@ -73,9 +124,9 @@ expect_error "unwritable output" copy-matrix 1 "cannot open '.*' for writing" \
 
 # Messages name a directory as one, escape control bytes, and give byte offsets on stdin too.
 mkdir "$TMP/adir"
-expect_error "a directory as input" copy-matrix 1 "'.*/adir' is a directory, not a file to read" \
+expect_error "a directory as input" copy-matrix 1 "cannot open '.*/adir' for reading: it is a directory" \
   "$TMP/adir" "$TMP/x"
-expect_error "a directory as output" copy-matrix 1 "'.*/adir' is a directory, not a file to write" \
+expect_error "a directory as output" copy-matrix 1 "cannot open '.*/adir' for writing: [Ii]s a directory" \
   "$DATA/m23.txt" "$TMP/adir"
 printf '\0B\004\005' >"$TMP/ctl.bin"
 expect_error "control bytes are escaped" copy-matrix 1 'after token "\\x04\\x05" at byte 2' \

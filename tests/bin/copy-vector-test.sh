@@ -38,4 +38,14 @@ expect_error "--scale=inf" copy-vector 2 "invalid value 'inf' for option --scale
 expect_bare_usage "no arguments" copy-vector 2
 expect_help copy-vector --binary --scale --double
 
+# Tables of vectors.
+{ printf 'x '; cat "$DATA/v4.fv.bin"; printf 'y '; cat "$DATA/v4.dv.bin"; } >"$TMP/v.ark"
+{ printf 'x '; cat "$DATA/v4.txt"; printf 'y '; cat "$DATA/v4.txt"; } >"$TMP/want.txt"
+run copy-vector "ark:$TMP/v.ark" ark,t:-
+expect_same "a vector archive to a text archive on stdout" "$TMP/out" "$TMP/want.txt"
+run copy-vector "ark:$TMP/v.ark" "ark,scp:$TMP/o.ark,$TMP/o.scp"
+run copy-vector "scp:$TMP/o.scp" t,ark:-
+expect_same "through ark,scp and back from the scp" "$TMP/out" "$TMP/want.txt"
+expect_error "a specifier output for one vector" copy-vector 2 "cannot mix" "$DATA/v4.fv.bin" ark,t:-
+
 finish

@@ -141,7 +141,7 @@ expect_error "missing trace file" cu-memory-plan 1 "cannot open" "$TMP/no-such.t
 expect_usage_errors cu-memory-plan "$TRACE"
 expect_bare_usage "no arguments" cu-memory-plan 1
 mkdir -p "$TMP/adir"
-expect_error "a directory as the trace" cu-memory-plan 1 "'.*/adir' is a directory, not a file to read" \
+expect_error "a directory as the trace" cu-memory-plan 1 "cannot open '.*/adir' for reading: it is a directory" \
   "$TMP/adir"
 expect_help cu-memory-plan --json --thread --buffers
 

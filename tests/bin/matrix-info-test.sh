@@ -101,6 +101,24 @@ else
   fail "reading stdin: $(cat "$TMP/out" "$TMP/err")"
 fi
 
+# A table: each entry after a "key:" line, entries separated by an empty line.
+{ printf 'a '; cat "$DATA/m23.fm.bin"; printf 'b '; cat "$DATA/m23.cm3.bin"; } >"$TMP/t.ark"
+run matrix-info "ark:$TMP/t.ark"
+expect_rc "a table (ark:)" 0
+if [ "$(sed -n '1p;12,14p' "$TMP/out")" = "key: a
+
+key: b
+rows: 2" ] && grep -qx "compression: CM3 (one byte per value)" "$TMP/out"; then
+  pass "per-entry facts of a table"
+else
+  fail "per-entry facts of a table: $(cat "$TMP/out" "$TMP/err")"
+fi
+run matrix-info "$TMP/t.ark:2"
+if grep -qx "precision: float" "$TMP/out"; then pass "an offset rxfilename (file:2)"; else
+  fail "offset rxfilename: $(cat "$TMP/out" "$TMP/err")"
+fi
+expect_error "an invalid rspecifier" matrix-info 2 "invalid rspecifier" "ark,zz:$TMP/t.ark"
+
 expect_error "missing input file" matrix-info 1 "cannot open" "$TMP/no-such.mat"
 expect_error "bad number" matrix-info 1 "bad number" "$DATA/bad-number.txt"
 expect_error "truncated binary" matrix-info 1 "truncated" "$DATA/truncated.fm.bin"

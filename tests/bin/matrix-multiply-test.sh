@@ -58,4 +58,14 @@ expect_help matrix-multiply --transpose-a --transpose-b --binary --use-gpu --cud
 grep -q -- '--use-gpu=STRING .*(default: "optional")' "$TMP/err" && pass "--use-gpu defaults to optional" ||
   fail "--help does not show --use-gpu's default \"optional\""
 
+# Table specifiers are refused with exit 2 (this tool takes single matrices), never written.
+BIN=$(cd "$BIN" && pwd)  # absolute, for the runs from $TMP below
+cd "$TMP" || exit 1
+expect_error "a specifier as output" matrix-multiply 2 "is a table specifier" --use-gpu=no \
+  "$DATA/a23.txt" "$DATA/b32.fm.bin" ark,t:-
+expect_error "a specifier as input" matrix-multiply 2 "matrix A 'ark:x' is a table specifier" \
+  --use-gpu=no ark:x "$DATA/b32.fm.bin" out.mat
+[ -e "ark,t:-" ] && fail "a file named 'ark,t:-' was created" || pass "no file named 'ark,t:-'"
+cd - >/dev/null || exit 1
+
 finish
