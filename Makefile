@@ -3,7 +3,7 @@
 
 # LIB_MODULES make up libcuctx.so and are installed; cutool/ (the bin/ tools' frame and the health
 # check) is linked into bin/ and tests only. Order matters: a module links against those before it.
-LIB_MODULES := base matrix cudamatrix
+LIB_MODULES := base matrix util cudamatrix
 MODULES := $(LIB_MODULES) cutool
 .DEFAULT_GOAL := all
 

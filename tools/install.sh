@@ -19,9 +19,6 @@ for dir in $modules; do
   install -m 644 "$dir"/*.h "$prefix/include/cuctx/$dir/"
   install -m 644 "$build/lib/libcuctx-$dir.a" "$prefix/lib/"
 done
-# util/ holds only headers with Kaldi's names that forward to base/ (no archive of its own).
-mkdir -p "$prefix/include/cuctx/util"
-install -m 644 util/*.h "$prefix/include/cuctx/util/"
 install -m 755 "$build/lib/libcuctx.so" "$prefix/lib/"
 mkdir -p "$prefix/bin"
 for tool in "$build"/bin/*; do
