@@ -38,6 +38,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <unistd.h>  // unlink(), which Kaldi programs get through its timer header
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
