@@ -95,13 +95,26 @@ void Thrower::operator&(const MessageBuilder& message) const {
   const LogMessageEnvelope& e = message.Envelope();
   std::string text = message.Text();
   EmitLog(e, text);
-  throw Error(WithOrigin(text, e.func, e.file, e.line));
+  throw Error(WithOrigin(text, e.func, e.file, e.line), text);
 }
 
 void AssertFailed(const char* condition, const char* func, const char* file, int line) {
   LogMessageEnvelope envelope{kLogError, func, file, line};
   EmitLog(envelope, std::string("Assertion failed: ") + condition);
   std::abort();
+}
+
+bool LocateSymbolRange(const std::string& trace_line, size_t* begin, size_t* end) {
+  CUCTX_CHECK(begin != nullptr && end != nullptr) << "LocateSymbolRange: null output";
+  for (size_t i = 1; i < trace_line.size(); ++i) {
+    if (trace_line[i] != '_' || (trace_line[i - 1] != ' ' && trace_line[i - 1] != '(')) continue;
+    size_t stop = trace_line.find_first_of(" +", i);
+    if (stop == std::string::npos) return false;
+    *begin = i;
+    *end = stop;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace internal

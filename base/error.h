@@ -24,10 +24,18 @@
 namespace cuctx {
 
 // The base of every exception cuctx throws. what() is the message with its origin:
-// "message [in Function at file.cc:123]".
+// "message [in Function at file.cc:123]"; Message() is the message alone, as CUCTX_ERR streamed
+// it (the what() text for errors built from a single string). Kaldi code that catches
+// KaldiFatalError and reads KaldiMessage() ports to Error and Message() (tools/port-from-kaldi).
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& what) : std::runtime_error(what) {}
+  explicit Error(const std::string& what) : std::runtime_error(what), message_(what) {}
+  Error(const std::string& what, const std::string& message)
+      : std::runtime_error(what), message_(message) {}
+  const char* Message() const noexcept { return message_.c_str(); }
+
+ private:
+  std::string message_;
 };
 
 // A failed call into the CUDA runtime or one of its libraries (cuBLAS, cuSPARSE, cuRAND, cuSOLVER).
@@ -128,6 +136,13 @@ std::string WithOrigin(const std::string& message, const char* func, const char*
 
 [[noreturn]] void AssertFailed(const char* condition, const char* func, const char* file, int line);
 
+// Finds the mangled (or C) function name in one line of a backtrace, as Kaldi's function of this
+// name does for its stack traces: the name starts at the first '_' that follows a space or a '('
+// and ends before the next ' ' or '+'. Handles glibc's "prog(_ZN5cuctx3FooEv+0x1b) [0x4011]"
+// and macOS's "3 prog 0x0000 _ZN5cuctx3FooEv + 27". Returns false (and leaves *begin and *end
+// unspecified) when there is no such name. Used by Kaldi's own error test; not needed otherwise.
+bool LocateSymbolRange(const std::string& trace_line, size_t* begin, size_t* end);
+
 }  // namespace internal
 }  // namespace cuctx
 
@@ -154,6 +169,17 @@ std::string WithOrigin(const std::string& message, const char* func, const char*
 #define CUCTX_ASSERT(cond)                                                             \
   do {                                                                                 \
     if (!(cond)) ::cuctx::internal::AssertFailed(#cond, __func__, __FILE__, __LINE__); \
+  } while (0)
+#endif
+
+// Kaldi's expensive checks: CUCTX_ASSERT when the program is built with -DCUCTX_PARANOID (Kaldi's
+// KALDI_PARANOID), otherwise compiled out (the condition is not evaluated).
+#ifdef CUCTX_PARANOID
+#define CUCTX_PARANOID_ASSERT(cond) CUCTX_ASSERT(cond)
+#else
+#define CUCTX_PARANOID_ASSERT(cond) \
+  do {                              \
+    (void)sizeof(cond);             \
   } while (0)
 #endif
 

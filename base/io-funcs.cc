@@ -184,6 +184,19 @@ void ExpectToken(std::istream& is, bool binary, const std::string& token) {
   ExpectToken(is, binary, token.c_str());
 }
 
+void ExpectOneOrTwoTokens(std::istream& is, bool binary, const std::string& token1,
+                          const std::string& token2) {
+  std::string pos = StreamPosition(is);
+  std::string found;
+  ReadToken(is, binary, &found);
+  if (found == token1) {
+    ExpectToken(is, binary, token2);
+  } else if (found != token2) {
+    CUCTX_ERR << "expected token \"" << token1 << "\" or \"" << token2 << "\"" << pos
+              << ", found \"" << found << "\"";
+  }
+}
+
 int Peek(std::istream& is, bool binary) {
   if (!binary) is >> std::ws;
   return is.peek();
@@ -350,10 +363,88 @@ void ReadIntegerVector(std::istream& is, bool binary, std::vector<T>* v) {
   }
 }
 
+template <class T>
+void WriteIntegerPairVector(std::ostream& os, bool binary, const std::vector<std::pair<T, T> >& v) {
+  static_assert(std::is_integral<T>::value, "integer pair vectors only");
+  if (binary) {
+    os.put(static_cast<char>(sizeof(T)));
+    int32 size = static_cast<int32>(v.size());
+    CUCTX_CHECK(static_cast<size_t>(size) == v.size())
+        << "WriteIntegerPairVector: " << v.size() << " pairs do not fit the int32 count";
+    os.write(reinterpret_cast<const char*>(&size), sizeof(size));
+    // Written pair by pair: std::pair's layout is not promised to be two packed T.
+    for (const auto& p : v) {
+      os.write(reinterpret_cast<const char*>(&p.first), sizeof(T));
+      os.write(reinterpret_cast<const char*>(&p.second), sizeof(T));
+    }
+  } else {
+    os << "[ ";
+    for (const auto& p : v) {
+      if (sizeof(T) == 1)
+        os << static_cast<int>(p.first) << ',' << static_cast<int>(p.second) << ' ';
+      else
+        os << p.first << ',' << p.second << ' ';
+    }
+    os << "]\n";
+  }
+  CUCTX_CHECK(!os.fail()) << "WriteIntegerPairVector: could not write " << v.size() << " pairs of "
+                          << BasicTypeName<T>() << " (" << ModeName(binary)
+                          << ") (stream state: " << StreamState(os) << ")";
+}
+
+template <class T>
+void ReadIntegerPairVector(std::istream& is, bool binary, std::vector<std::pair<T, T> >* v) {
+  static_assert(std::is_integral<T>::value, "integer pair vectors only");
+  CUCTX_CHECK(v != nullptr) << "ReadIntegerPairVector: the output vector is null";
+  std::string pos = StreamPosition(is);
+  std::vector<std::pair<T, T> > pairs;
+  if (binary) {
+    int size_byte = is.get();
+    if (size_byte != static_cast<int>(sizeof(T)))
+      CUCTX_ERR << "expected an integer-pair vector of " << sizeof(T) << "-byte elements" << pos
+                << ", found " << Describe(size_byte);
+    int32 size;
+    is.read(reinterpret_cast<char*>(&size), sizeof(size));
+    if (is.fail() || size < 0) CUCTX_ERR << "bad or truncated integer-pair-vector length" << pos;
+    int64 left = BytesLeftInStream(is);
+    if (left >= 0 && static_cast<int64>(size) * 2 * static_cast<int64>(sizeof(T)) > left)
+      CUCTX_ERR << "integer-pair vector of " << size << " pairs" << pos << " needs "
+                << static_cast<int64>(size) * 2 * static_cast<int64>(sizeof(T))
+                << " bytes, but the stream has " << left;
+    pairs.resize(size);
+    for (auto& p : pairs) {
+      is.read(reinterpret_cast<char*>(&p.first), sizeof(T));
+      is.read(reinterpret_cast<char*>(&p.second), sizeof(T));
+    }
+    if (is.fail()) CUCTX_ERR << "truncated integer-pair vector of " << size << " pairs" << pos;
+  } else {
+    is >> std::ws;
+    if (is.peek() != '[') CUCTX_ERR << "expected '[' to start an integer-pair vector" << pos;
+    is.get();
+    while (true) {
+      is >> std::ws;
+      if (is.peek() == ']') {
+        is.get();
+        break;
+      }
+      std::pair<T, T> p;
+      ReadBasicType(is, false, &p.first);
+      if (is.peek() != ',')
+        CUCTX_ERR << "expected ',' between the two integers of a pair" << StreamPosition(is)
+                  << ", found " << Describe(is.peek());
+      is.get();
+      ReadBasicType(is, false, &p.second);
+      pairs.push_back(p);
+    }
+  }
+  v->swap(pairs);
+}
+
 #define CUCTX_INSTANTIATE_BASIC_(T)                        \
   template void WriteBasicType<T>(std::ostream&, bool, T); \
   template void ReadBasicType<T>(std::istream&, bool, T*)
 CUCTX_INSTANTIATE_BASIC_(bool);
+CUCTX_INSTANTIATE_BASIC_(char);
 CUCTX_INSTANTIATE_BASIC_(float);
 CUCTX_INSTANTIATE_BASIC_(double);
 CUCTX_INSTANTIATE_BASIC_(int8);
@@ -368,12 +459,19 @@ CUCTX_INSTANTIATE_BASIC_(uint64);
 
 #define CUCTX_INSTANTIATE_INTVEC_(T)                                               \
   template void WriteIntegerVector<T>(std::ostream&, bool, const std::vector<T>&); \
-  template void ReadIntegerVector<T>(std::istream&, bool, std::vector<T>*)
+  template void ReadIntegerVector<T>(std::istream&, bool, std::vector<T>*);        \
+  template void WriteIntegerPairVector<T>(std::ostream&, bool,                     \
+                                          const std::vector<std::pair<T, T> >&);   \
+  template void ReadIntegerPairVector<T>(std::istream&, bool, std::vector<std::pair<T, T> >*)
+CUCTX_INSTANTIATE_INTVEC_(char);
+CUCTX_INSTANTIATE_INTVEC_(int8);
+CUCTX_INSTANTIATE_INTVEC_(uint8);
+CUCTX_INSTANTIATE_INTVEC_(int16);
+CUCTX_INSTANTIATE_INTVEC_(uint16);
 CUCTX_INSTANTIATE_INTVEC_(int32);
 CUCTX_INSTANTIATE_INTVEC_(uint32);
 CUCTX_INSTANTIATE_INTVEC_(int64);
-CUCTX_INSTANTIATE_INTVEC_(int16);
-CUCTX_INSTANTIATE_INTVEC_(int8);
+CUCTX_INSTANTIATE_INTVEC_(uint64);
 #undef CUCTX_INSTANTIATE_INTVEC_
 
 }  // namespace cuctx

@@ -20,6 +20,7 @@
 #include <istream>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cuctx {
@@ -41,6 +42,11 @@ void ReadToken(std::istream& is, bool binary, std::string* token);
 void ExpectToken(std::istream& is, bool binary, const char* token);
 void ExpectToken(std::istream& is, bool binary, const std::string& token);
 
+// Reads `token2`, optionally preceded by `token1` (for Read functions whose caller may already
+// have consumed token1). Throws naming both if the next token is neither.
+void ExpectOneOrTwoTokens(std::istream& is, bool binary, const std::string& token1,
+                          const std::string& token2);
+
 // Returns the next character without consuming it (text mode skips whitespace first); -1 at EOF.
 int Peek(std::istream& is, bool binary);
 
@@ -48,7 +54,7 @@ int Peek(std::istream& is, bool binary);
 // after it; the '<' stays in the stream.
 int PeekToken(std::istream& is, bool binary);
 
-// Integer types (int8..uint64). Reading checks the stored size byte against T.
+// Integer types (char, int8..uint64). Reading checks the stored size byte against T.
 template <class T>
 void WriteBasicType(std::ostream& os, bool binary, T t);
 template <class T>
@@ -59,6 +65,14 @@ template <class T>
 void WriteIntegerVector(std::ostream& os, bool binary, const std::vector<T>& v);
 template <class T>
 void ReadIntegerVector(std::istream& is, bool binary, std::vector<T>* v);
+
+// Vectors of pairs of integers: binary: size byte (sizeof(T)), int32 count, then first and second
+// of each pair as raw T; text: "[ 1,2 3,4 ]" (no space around the comma). Reading replaces *v and
+// throws on a wrong size byte, a missing ',' or '[', or a value out of range for T.
+template <class T>
+void WriteIntegerPairVector(std::ostream& os, bool binary, const std::vector<std::pair<T, T> >& v);
+template <class T>
+void ReadIntegerPairVector(std::istream& is, bool binary, std::vector<std::pair<T, T> >* v);
 
 // Describes the read position for error messages: " at byte N" or "" when the stream cannot tell.
 std::string StreamPosition(std::istream& is);

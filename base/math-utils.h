@@ -10,10 +10,44 @@
 #include "base/error.h"
 #include "base/types.h"
 
+#include <cfloat>  // DBL_EPSILON, FLT_EPSILON, which Kaldi programs use through this header
 #include <cmath>
 #include <limits>
 #include <type_traits>
 #include <utility>
+#include <vector>
+
+// Kaldi's base math header gives these constants; <cmath> has the usual ones on glibc but not
+// M_2PI or M_LOG_2PI. They are defined here, only where absent, so that ported code compiles
+// unchanged (the one place cuctx defines unprefixed macros, for compatibility's sake).
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+#ifndef M_SQRT2
+#define M_SQRT2 1.41421356237309504880
+#endif
+#ifndef M_SQRT1_2
+#define M_SQRT1_2 0.70710678118654752440
+#endif
+#ifndef M_LN2
+#define M_LN2 0.69314718055994530942
+#endif
+#ifndef M_LN10
+#define M_LN10 2.30258509299404568402
+#endif
+#ifndef M_2PI
+#define M_2PI 6.28318530717958647693  // 2 pi
+#endif
+#ifndef M_LOG_2PI
+#define M_LOG_2PI 1.83787706640934548356  // log(2 pi)
+#endif
+
+// Kaldi's classification macros: CUCTX_ISNAN(x), CUCTX_ISINF(x), CUCTX_ISFINITE(x) for float and
+// double arguments, and CUCTX_SQR(x) = (x) * (x) (x is evaluated twice).
+#define CUCTX_ISNAN std::isnan
+#define CUCTX_ISINF std::isinf
+#define CUCTX_ISFINITE(x) std::isfinite(x)
+#define CUCTX_SQR(x) ((x) * (x))
 
 namespace cuctx {
 
@@ -148,6 +182,28 @@ I Lcm(I m, I n) {
       << "Lcm(" << m << ", " << n << ") overflows";
   return result;
 }
+
+// Replaces *factors with the prime factors of m in non-decreasing order, each repeated as often as
+// it divides m: Factorize(360) gives {2, 2, 2, 3, 3, 5}; Factorize(1) gives {}. Throws cuctx::Error
+// if m < 1 or `factors` is null. Trial division up to sqrt(m).
+template <class I>
+void Factorize(I m, std::vector<I>* factors) {
+  static_assert(std::is_integral<I>::value, "Factorize needs an integer type");
+  CUCTX_CHECK(factors != nullptr) << "Factorize: the output vector is null";
+  CUCTX_CHECK(m >= 1) << "Factorize needs m >= 1, got " << m;
+  factors->clear();
+  for (I d = 2; d <= m / d; d = (d == 2) ? I(3) : static_cast<I>(d + 2)) {
+    while (m % d == 0) {
+      factors->push_back(d);
+      m = static_cast<I>(m / d);
+    }
+  }
+  if (m > 1) factors->push_back(m);  // what is left has no divisor up to its square root
+}
+
+// sqrt(x * x + y * y) without undue overflow or underflow.
+inline double Hypot(double x, double y) { return std::hypot(x, y); }
+inline float Hypot(float x, float y) { return std::hypot(x, y); }
 
 }  // namespace cuctx
 

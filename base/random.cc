@@ -73,6 +73,41 @@ void RandGauss2(float* a, float* b, RandomState* state) {
   *b = r * std::sin(6.283185307179586f * u2);
 }
 
+void RandGauss2(double* a, double* b, RandomState* state) {
+  float fa, fb;
+  RandGauss2(&fa, &fb, state);
+  *a = fa;
+  *b = fb;
+}
+
+int32 RandPoisson(float lambda, RandomState* state) {
+  CUCTX_CHECK(lambda >= 0.0f && std::isfinite(lambda))
+      << "RandPoisson: lambda " << lambda << " must be finite and >= 0";
+  // A Poisson(l1 + l2) count is the sum of independent Poisson(l1) and Poisson(l2) counts, so a
+  // large mean is drawn in steps whose exp(-step) is far from underflow.
+  constexpr double kStep = 30.0;
+  int32 count = 0;
+  double remaining = lambda;
+  while (remaining > 0.0) {
+    const double step = remaining < kStep ? remaining : kStep;
+    remaining -= step;
+    // Knuth: multiply uniforms until the product drops to exp(-step) or below.
+    const double limit = std::exp(-step);
+    double product = RandUniform(state);
+    while (product > limit) {
+      ++count;
+      product *= RandUniform(state);
+    }
+  }
+  return count;
+}
+
+namespace internal {
+void ThrowNegativePruneThreshold(double prune_thresh) {
+  CUCTX_ERR << "RandPrune: prune_thresh " << prune_thresh << " must be >= 0";
+}
+}  // namespace internal
+
 bool WithProb(float prob, RandomState* state) {
   CUCTX_CHECK(prob >= 0.0f && prob <= 1.0f) << "WithProb: prob " << prob << " outside [0, 1]";
   return RandUniform(state) < prob;

@@ -10,6 +10,8 @@
 
 #include "base/types.h"
 
+#include <cmath>
+
 namespace cuctx {
 
 // The largest value Rand() returns (as RAND_MAX on glibc).
@@ -39,9 +41,32 @@ float RandGauss(RandomState* state = nullptr);
 
 // Two independent standard normals.
 void RandGauss2(float* a, float* b, RandomState* state = nullptr);
+void RandGauss2(double* a, double* b, RandomState* state = nullptr);
+
+// A Poisson-distributed count with mean `lambda` (>= 0; 0 gives 0). Takes time proportional to
+// lambda (products of uniforms, in steps of mean at most 30 so that exp(-step) stays normal).
+// Throws cuctx::Error if lambda is negative or not finite.
+int32 RandPoisson(float lambda, RandomState* state = nullptr);
 
 // Returns true with probability `prob` (in [0, 1]).
 bool WithProb(float prob, RandomState* state = nullptr);
+
+namespace internal {
+[[noreturn]] void ThrowNegativePruneThreshold(double prune_thresh);
+}  // namespace internal
+
+// Randomized pruning that keeps the expected value (Kaldi uses it on posteriors): a value at least
+// prune_thresh in magnitude, or 0, is returned unchanged; a smaller one becomes +-prune_thresh
+// with probability |post| / prune_thresh and 0 otherwise. Throws cuctx::Error if
+// prune_thresh < 0.
+template <class Float>
+inline Float RandPrune(Float post, BaseFloat prune_thresh, RandomState* state = nullptr) {
+  if (!(prune_thresh >= 0)) internal::ThrowNegativePruneThreshold(prune_thresh);
+  if (post == 0 || std::abs(post) >= prune_thresh) return post;
+  const bool keep = RandUniform(state) <= std::abs(post) / prune_thresh;
+  if (!keep) return Float(0);
+  return post > 0 ? static_cast<Float>(prune_thresh) : static_cast<Float>(-prune_thresh);
+}
 
 }  // namespace cuctx
 

@@ -85,8 +85,11 @@ void SplitStringOnFirstSpace(const std::string& line, std::string* first, std::s
 
 bool IsToken(const std::string& token) {
   if (token.empty()) return false;
-  for (char c : token)
-    if (IsSpace(c) || IsControl(c)) return false;
+  for (char c : token) {
+    // Byte 255 is the no-break space of Latin-1; Kaldi rejects it as a form of space. It never
+    // occurs in UTF-8, so rejecting it costs UTF-8 tokens nothing.
+    if (IsSpace(c) || IsControl(c) || static_cast<unsigned char>(c) == 255) return false;
+  }
   return true;
 }
 
@@ -134,6 +137,19 @@ bool ConvertStringToReal(const std::string& str, Real* out) {
   CUCTX_CHECK(out != nullptr);
   std::string s = Trimmed(str);
   if (s.empty()) return false;
+  // Microsoft's C library prints infinity and NaN as "1.#INF", "-1.#INF" and "1.#QNAN"; files
+  // written on Windows carry them, and Kaldi reads them back. Nothing may follow the word.
+  {
+    size_t at = (s[0] == '-' || s[0] == '+') ? 1 : 0;
+    if (s.compare(at, std::string::npos, "1.#INF") == 0) {
+      *out = (s[0] == '-' ? -1 : 1) * std::numeric_limits<Real>::infinity();
+      return true;
+    }
+    if (s.compare(at, std::string::npos, "1.#QNAN") == 0) {
+      *out = std::numeric_limits<Real>::quiet_NaN();
+      return true;
+    }
+  }
   const char* begin = s.c_str();
   char* end = nullptr;
   errno = 0;
@@ -152,5 +168,53 @@ bool ConvertStringToReal(const std::string& str, Real* out) {
 
 template bool ConvertStringToReal<float>(const std::string&, float*);
 template bool ConvertStringToReal<double>(const std::string&, double*);
+
+namespace {
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+}  // namespace
+
+bool StringsApproxEqual(const std::string& a, const std::string& b, int32 decimal_places_check) {
+  CUCTX_CHECK(decimal_places_check >= 0)
+      << "StringsApproxEqual: decimal_places_check " << decimal_places_check << " < 0";
+  size_t i = 0, j = 0;
+  // Digits seen after the decimal point of the number being compared, or -1 outside a fraction.
+  int32 places = -1;
+  while (i < a.size() || j < b.size()) {
+    const char ca = i < a.size() ? a[i] : '\0', cb = j < b.size() ? b[j] : '\0';
+    if (places >= 0) {
+      if (places >= decimal_places_check) {
+        // Past the checked places: further digits on either side do not matter.
+        if (IsDigit(ca)) {
+          ++i;
+          continue;
+        }
+        if (IsDigit(cb)) {
+          ++j;
+          continue;
+        }
+        places = -1;
+      } else if (IsDigit(ca) && ca == cb) {
+        ++i, ++j, ++places;
+        continue;
+      } else if (ca == '0' && !IsDigit(cb)) {  // "1.0" matches "1.000..." digit by digit
+        ++i, ++places;
+        continue;
+      } else if (cb == '0' && !IsDigit(ca)) {
+        ++j, ++places;
+        continue;
+      } else if (IsDigit(ca) || IsDigit(cb)) {
+        return false;
+      } else {
+        places = -1;
+      }
+    }
+    if (ca != cb || i >= a.size() || j >= b.size()) return false;
+    if (ca == '.' && i > 0 && IsDigit(a[i - 1])) places = 0;
+    ++i, ++j;
+  }
+  return true;
+}
 
 }  // namespace cuctx

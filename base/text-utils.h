@@ -38,7 +38,8 @@ void Trim(std::string* str);
 void SplitStringOnFirstSpace(const std::string& line, std::string* first, std::string* rest);
 
 // True if `token` is non-empty and has no whitespace and no control characters. Bytes >= 128 are
-// accepted, so UTF-8 text is a valid token.
+// accepted, so UTF-8 text is a valid token, except byte 255 (Latin-1's no-break space, which
+// Kaldi counts as a space; it never occurs in UTF-8).
 bool IsToken(const std::string& token);
 
 // True if `line` has no newline, tab or other control characters and no leading or trailing
@@ -78,7 +79,8 @@ bool ConvertStringToInteger(const std::string& str, Int* out) {
 
 // Converts the whole of `str` to a float or double (instantiated for those two). Leading and
 // trailing whitespace is allowed, junk is not ("1.5x" fails). "inf", "-inf", "infinity" and
-// "nan" (any case) are accepted. A finite value too large for T fails rather than becoming
+// "nan" (any case) are accepted, and so are the forms Microsoft's C library prints, which Kaldi
+// reads: "1.#INF", "-1.#INF", "1.#QNAN", "-1.#QNAN" (exactly; "2.#INF" fails). A finite value too large for T fails rather than becoming
 // infinity; a value too small becomes 0 or a denormal. Returns true and sets *out only on success.
 template <typename Real>
 bool ConvertStringToReal(const std::string& str, Real* out);
@@ -125,6 +127,12 @@ bool SplitStringToFloats(const std::string& full, const char* delim, bool omit_e
       full, delim, omit_empty_strings, out,
       [](const std::string& s, Real* v) { return ConvertStringToReal(s, v); });
 }
+
+// True if `a` and `b` are equal as strings except inside decimal fractions, where only the first
+// `decimal_places_check` digits after the '.' must match and a missing digit counts as '0':
+// ("x 1.234 y", "x 1.2345 y", 3) and ("1.0", "1.0001", 3) are equal, ("1.234", "1.235", 3) are
+// not. For comparing printed numbers in tests. Throws cuctx::Error if decimal_places_check < 0.
+bool StringsApproxEqual(const std::string& a, const std::string& b, int32 decimal_places_check = 2);
 
 }  // namespace cuctx
 

@@ -21,8 +21,6 @@ CuCompressedMatrix<I>::CuCompressedMatrix(BaseFloat range, bool truncate)
     : scale_(range / internal::QuantRange<I>::kMax), truncate_(truncate) {
   CUCTX_CHECK(std::isfinite(range) && range >= 0)
       << "CuCompressedMatrix: range must be finite and >= 0 (got " << range << ")";
-  CUCTX_CHECK((range > 0 || std::is_same<I, int8>::value))
-      << "CuCompressedMatrix: range 0 (sign only) needs the int8 type";
 }
 
 template <typename I>
@@ -48,26 +46,21 @@ void CuCompressedMatrix<I>::CopyFromMat(const CuMatrixBase<BaseFloat>& mat) {
   const float inv_scale = scale_ == 0 ? 0.0f : static_cast<float>(1.0 / scale_);
   const bool sign_only = scale_ == 0;
   if (internal::RunOnGpu([&](CuStream s) {
-        if constexpr (std::is_same<I, int8>::value) {
-          if (sign_only) {
-            LaunchCompressMatSign(mat.Dim(), mat.Data(), data_, s);
-            return;
-          }
-        }
-        LaunchCompressMat(mat.Dim(), mat.Data(), inv_scale, truncate_, data_, s);
+        if (sign_only)
+          LaunchCompressMatSign(mat.Dim(), mat.Data(), data_, s);
+        else
+          LaunchCompressMat(mat.Dim(), mat.Data(), inv_scale, truncate_, data_, s);
       }))
     return;
   for (MatrixIndexT r = 0; r < num_rows_; ++r) {
     const float* src = mat.RowData(r);
     I* dst = data_ + static_cast<size_t>(r) * num_cols_;
-    if constexpr (std::is_same<I, int8>::value) {
-      if (sign_only) {
-        for (MatrixIndexT c = 0; c < num_cols_; ++c) dst[c] = internal::QuantizeSign(src[c]);
-        continue;
-      }
+    if (sign_only) {
+      for (MatrixIndexT c = 0; c < num_cols_; ++c) dst[c] = internal::QuantizePositive<I>(src[c]);
+    } else {
+      for (MatrixIndexT c = 0; c < num_cols_; ++c)
+        dst[c] = internal::QuantizeValue<I>(src[c], inv_scale, truncate_);
     }
-    for (MatrixIndexT c = 0; c < num_cols_; ++c)
-      dst[c] = internal::QuantizeValue<I>(src[c], inv_scale, truncate_);
   }
 }
 
@@ -79,7 +72,7 @@ void CuCompressedMatrix<I>::CopyToMat(CuMatrixBase<BaseFloat>* mat) const {
       << "CuCompressedMatrix::CopyToMat: destination " << internal::ShapeText(*mat)
       << " does not match the compressed matrix " << internal::ShapeText(num_rows_, num_cols_);
   if (num_rows_ == 0 || num_cols_ == 0) return;
-  // Sign-only data stands for -1, 0 and 1 themselves.
+  // Sign-only data stands for 0 and 1 themselves.
   const float scale = scale_ == 0 ? 1.0f : scale_;
   if (internal::RunOnGpu(
           [&](CuStream s) { LaunchUncompressMat(mat->Dim(), data_, scale, mat->Data(), s); }))

@@ -29,8 +29,8 @@ class CuCompressedMatrixBase {
 // truncate, i is clamped to I's range, so inputs beyond [-range, range] (signed I) or [0, range]
 // (unsigned I) become the nearest end; a NaN becomes I's minimum. Without truncate the caller
 // promises the input is in range; a value beyond it wraps around modulo 2^bits (as in Kaldi), it
-// is not clamped. range == 0 is allowed only for int8 and keeps only the sign: the matrix then
-// stands for -1, 0 or 1 (a NaN gives 0). Every representable value scale * i comes back exactly;
+// is not clamped. range == 0 (any type) keeps only whether each value is positive, as Kaldi's does:
+// the matrix then stands for 1 where x > 0 and 0 elsewhere (NaN included), i.e. Heaviside(x). Every representable value scale * i comes back exactly;
 // any in-range x comes back within scale / 2 (plus float rounding).
 //
 // Memory and streams: in GPU mode (CuDevice::Enabled()) the integers live in device memory from
@@ -42,8 +42,7 @@ class CuCompressedMatrixBase {
 template <typename I>
 class CuCompressedMatrix : public CuCompressedMatrixBase {
  public:
-  // scale = range / (largest I). Throws cuctx::Error if range is negative or not finite, or is 0
-  // for any I but int8.
+  // scale = range / (largest I). Throws cuctx::Error if range is negative or not finite.
   explicit CuCompressedMatrix(BaseFloat range, bool truncate = true);
   CuCompressedMatrix(const CuCompressedMatrix&) = delete;
   CuCompressedMatrix& operator=(const CuCompressedMatrix&) = delete;
@@ -60,7 +59,7 @@ class CuCompressedMatrix : public CuCompressedMatrixBase {
 
   // The integers (device memory in GPU mode), NumRows() * NumCols() of them; nullptr when empty.
   I* data_ = nullptr;
-  // The value of one integer step; 0 means sign-only (int8, range 0).
+  // The value of one integer step; 0 means sign-only (range 0).
   BaseFloat scale_;
   bool truncate_;
   MatrixIndexT num_rows_ = 0;

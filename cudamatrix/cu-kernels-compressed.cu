@@ -17,8 +17,9 @@ struct CompressOp {
     *d = internal::QuantizeValue<I>(s, inv_scale, truncate);
   }
 };
+template <typename I>
 struct CompressSignOp {
-  __device__ void operator()(int8_t* d, float s) const { *d = internal::QuantizeSign(s); }
+  __device__ void operator()(I* d, float s) const { *d = internal::QuantizePositive<I>(s); }
 };
 template <typename I>
 struct UncompressOp {
@@ -34,6 +35,13 @@ void Compress(MatrixDim src_dim, const float* src, float inv_scale, bool truncat
   const MatrixDim dst_dim{src_dim.rows, src_dim.cols, src_dim.cols};
   internal::LaunchBinaryMap(dst_dim, src, src_dim.stride, CompressOp<I>{inv_scale, truncate}, dst,
                             stream, "BinaryMapKernel(compress)");
+}
+
+template <typename I>
+void CompressSign(MatrixDim d, const float* src, I* dst, CuStream stream) {
+  const MatrixDim dst_dim{d.rows, d.cols, d.cols};
+  internal::LaunchBinaryMap(dst_dim, src, d.stride, CompressSignOp<I>{}, dst, stream,
+                            "BinaryMapKernel(compress-sign)");
 }
 
 template <typename I>
@@ -61,9 +69,16 @@ void LaunchCompressMat(MatrixDim d, const float* src, float inv_scale, bool trun
   Compress(d, src, inv_scale, truncate, dst, stream);
 }
 void LaunchCompressMatSign(MatrixDim d, const float* src, int8_t* dst, CuStream stream) {
-  const MatrixDim dst_dim{d.rows, d.cols, d.cols};
-  internal::LaunchBinaryMap(dst_dim, src, d.stride, CompressSignOp{}, dst, stream,
-                            "BinaryMapKernel(compress-sign)");
+  CompressSign(d, src, dst, stream);
+}
+void LaunchCompressMatSign(MatrixDim d, const float* src, uint8_t* dst, CuStream stream) {
+  CompressSign(d, src, dst, stream);
+}
+void LaunchCompressMatSign(MatrixDim d, const float* src, int16_t* dst, CuStream stream) {
+  CompressSign(d, src, dst, stream);
+}
+void LaunchCompressMatSign(MatrixDim d, const float* src, uint16_t* dst, CuStream stream) {
+  CompressSign(d, src, dst, stream);
 }
 void LaunchUncompressMat(MatrixDim d, const int8_t* src, float scale, float* dst, CuStream stream) {
   Uncompress(d, src, scale, dst, stream);

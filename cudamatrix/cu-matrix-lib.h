@@ -1,8 +1,10 @@
-// cudamatrix/cu-matrix-lib.h: umbrella header for the Cu containers.
+// cudamatrix/cu-matrix-lib.h: umbrella header for the Cu containers. As Kaldi's header of this
+// name does, it also brings base/ (base/common.h) and the CPU matrix library (matrix/matrix-lib.h).
 // SPDX-License-Identifier: Apache-2.0
 #ifndef CUCTX_CUDAMATRIX_CU_MATRIX_LIB_H_
 #define CUCTX_CUDAMATRIX_CU_MATRIX_LIB_H_
 
+#include "base/common.h"
 #include "cudamatrix/cu-array.h"
 #include "cudamatrix/cu-block-matrix.h"
 #include "cudamatrix/cu-compressed-matrix.h"
@@ -17,5 +19,6 @@
 #include "cudamatrix/cu-tp-matrix.h"
 #include "cudamatrix/cu-value.h"
 #include "cudamatrix/cu-vector.h"
+#include "matrix/matrix-lib.h"
 
 #endif  // CUCTX_CUDAMATRIX_CU_MATRIX_LIB_H_

@@ -207,6 +207,44 @@ void GeneralMatrix::Clear() {
   smat_.Resize(0, 0);
 }
 
+void ExtractRowRangeWithPadding(const GeneralMatrix& in, int32 row_offset, int32 num_rows,
+                                GeneralMatrix* out) {
+  CUCTX_CHECK(out != nullptr && out != &in)
+      << "ExtractRowRangeWithPadding: the output must be a GeneralMatrix other than the input";
+  CUCTX_CHECK(num_rows >= 0) << "ExtractRowRangeWithPadding: num_rows = " << num_rows << " < 0";
+  const int32 in_rows = in.NumRows(), num_cols = in.NumCols();
+  CUCTX_CHECK(num_rows == 0 || in_rows > 0)
+      << "ExtractRowRangeWithPadding: cannot take " << num_rows << " rows from an empty matrix";
+  // The source row of output row r: clamped into [0, in_rows), which repeats the edge rows.
+  auto source_row = [&](int32 r) {
+    const int64 i = static_cast<int64>(row_offset) + r;
+    return static_cast<MatrixIndexT>(std::min<int64>(std::max<int64>(i, 0), in_rows - 1));
+  };
+  out->Clear();
+  if (num_rows == 0) return;  // an empty (0 x 0) full matrix
+  switch (in.Type()) {
+    case kCompressedMatrix: {
+      CompressedMatrix cut(in.GetCompressedMatrix(), row_offset, num_rows, 0, num_cols,
+                           /*allow_padding=*/true);
+      out->SwapCompressedMatrix(&cut);
+      return;
+    }
+    case kSparseMatrix: {
+      const SparseMatrix<BaseFloat>& src = in.GetSparseMatrix();
+      SparseMatrix<BaseFloat> cut(num_rows, num_cols);
+      for (int32 r = 0; r < num_rows; ++r) cut.SetRow(r, src.Row(source_row(r)));
+      out->SwapSparseMatrix(&cut);
+      return;
+    }
+    default: {
+      const Matrix<BaseFloat>& src = in.GetFullMatrix();
+      Matrix<BaseFloat> cut(num_rows, num_cols, kUndefined);
+      for (int32 r = 0; r < num_rows; ++r) cut.Row(r).CopyFromVec(src.Row(source_row(r)));
+      out->SwapFullMatrix(&cut);
+    }
+  }
+}
+
 void GeneralMatrix::Swap(GeneralMatrix* other) {
   CUCTX_CHECK(other != nullptr) << "GeneralMatrix::Swap: null argument";
   mat_.Swap(&other->mat_);

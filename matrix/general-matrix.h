@@ -92,6 +92,15 @@ class GeneralMatrix {
   SparseMatrix<BaseFloat> smat_;
 };
 
+// Sets *out to rows [row_offset, row_offset + num_rows) of `in`, keeping in's type (full,
+// compressed or sparse). Rows outside [0, in.NumRows()) repeat the first or last row, so
+// row_offset may be negative and the range may run past the end (Kaldi pads nnet3 inputs at the
+// utterance edges this way). A compressed matrix is cut without decompressing (the values are
+// unchanged). num_rows == 0 gives an empty full matrix. Throws cuctx::Error if out is null or is
+// `in`, if num_rows < 0, or if rows are asked of an empty `in`.
+void ExtractRowRangeWithPadding(const GeneralMatrix& in, int32 row_offset, int32 num_rows,
+                                GeneralMatrix* out);
+
 }  // namespace cuctx
 
 #endif  // CUCTX_MATRIX_GENERAL_MATRIX_H_

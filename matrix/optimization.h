@@ -21,7 +21,7 @@ namespace cuctx {
 // ---- linear conjugate gradient ------------------------------------------------------------------
 
 struct LinearCgdOptions {
-  int32 max_iters;      // stop after this many iterations if >= 0 (-1: no limit but Dim()).
+  int32 max_iters;      // stop after this many iterations if >= 0 (-1: Dim() + 5 at most).
   BaseFloat max_error;  // stop once the 2-norm of the residual A x - b is <= this.
   // Whenever the residual norm has fallen by this factor since it was last computed from scratch
   // as A x - b, it is recomputed from scratch (limits the drift of the updated residual).
@@ -30,11 +30,16 @@ struct LinearCgdOptions {
   LinearCgdOptions() : max_iters(-1), max_error(0.0), recompute_residual_factor(0.01) {}
 };
 
+// Iterations LinearCgd may do beyond b.Dim(): exact arithmetic converges in b.Dim() steps, but
+// with roundoff an ill-conditioned system may need a few more (Kaldi allows the same 5).
+constexpr int32 kLinearCgdExtraIters = 5;
+
 // Solves A x = b approximately by linear conjugate gradient, starting from the value of *x on
-// entry. Stops when the iteration count reaches b.Dim(), or opts.max_iters (if >= 0), or when
-// ||A x - b||_2 <= opts.max_error, whichever comes first. A must be symmetric positive definite
+// entry. Stops when the iteration count reaches b.Dim() + kLinearCgdExtraIters, or
+// opts.max_iters (if >= 0), or when ||A x - b||_2 <= opts.max_error, whichever comes first. A must be symmetric positive definite
 // (not checked beyond what the iteration sees: a direction with p^T A p <= 0 throws). Returns the
-// number of iterations done. Throws cuctx::Error if A.NumRows(), b.Dim() and x->Dim() differ or
+// number of iterations done. The iteration runs in double precision for float inputs too (only x
+// is rounded back), so a float solve reaches what rounding x to float allows. Throws cuctx::Error if A.NumRows(), b.Dim() and x->Dim() differ or
 // if opts.recompute_residual_factor is not in (0, 1).
 template <typename Real>
 int32 LinearCgd(const LinearCgdOptions& opts, const SpMatrix<Real>& A, const VectorBase<Real>& b,

@@ -260,7 +260,17 @@ Real SpMatrix<Real>::Sum() const {
 
 template <typename Real>
 Real SpMatrix<Real>::FrobeniusNorm() const {
-  return static_cast<Real>(std::sqrt(static_cast<double>(TraceSpSp(*this, *this))));
+  // Accumulated and rooted in double: through TraceSpSp's Real result the sum of squares of a
+  // float matrix with entries near 1e-27 would underflow to 0 although the norm itself is
+  // representable (Kaldi's matrix test compares such matrices).
+  double diag = 0.0, off = 0.0;
+  const Real* p = this->Data();
+  for (MatrixIndexT r = 0; r < this->num_rows_; ++r) {
+    for (MatrixIndexT c = 0; c < r; ++c, ++p) off += static_cast<double>(*p) * *p;
+    diag += static_cast<double>(*p) * *p;
+    ++p;
+  }
+  return static_cast<Real>(std::sqrt(diag + 2.0 * off));
 }
 
 template <typename Real>

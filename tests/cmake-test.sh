@@ -23,9 +23,14 @@ cat > "$tmp/project/main.cc" <<'CC'
 #include <cstdio>
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
+#include "matrix/cblas-wrappers.h"
 #include "matrix/matrix.h"
 int main() {
   cuctx::CuDevice::Instantiate().SelectGpuId("optional");
+  // An inline function of the installed BLAS wrapper header: the target must link OpenBLAS.
+  float packed[3] = {2, 1, 3}, x[2] = {1, 1}, y[2] = {0, 0};
+  cuctx::cblas_Xspmv(2, 1.0f, packed, x, 1, 0.0f, y, 1);
+  if (y[0] != 3 || y[1] != 4) return 1;
   cuctx::CuMatrix<float> a(3, 4);
   a.Set(2.0f);
   cuctx::CuMatrix<float> c(3, 3);

@@ -54,6 +54,24 @@ if [ "$(cat "$tmp/out.txt")" != "$expected" ]; then
   echo "unexpected output from the outside program:"; cat "$tmp/out.txt"
   exit 1
 fi
+# pkg-config --libs carries what the installed headers need at link time: a program that calls an
+# inline function of matrix/cblas-wrappers.h (it calls cblas_sspmv) links with the flags alone.
+cat > "$tmp/blas.cc" <<'CC'
+#include <cstdio>
+#include "matrix/cblas-wrappers.h"
+int main() {
+  float packed[3] = {2, 1, 3};  // lower-packed [[2, 1], [1, 3]]
+  float x[2] = {1, 1}, y[2] = {0, 0};
+  cuctx::cblas_Xspmv(2, 1.0f, packed, x, 1, 0.0f, y, 1);
+  std::printf("%g %g\n", y[0], y[1]);
+  return 0;
+}
+CC
+g++ "$tmp/blas.cc" $(pkg-config --cflags --libs cuctx) -o "$tmp/blas" 2>"$tmp/blas.err" ||
+  { echo "a program using matrix/cblas-wrappers.h does not link with pkg-config --libs cuctx:";
+    head -20 "$tmp/blas.err"; exit 1; }
+[ "$("$tmp/blas")" = "3 4" ] || { echo "cblas_Xspmv through the installed header gave: $("$tmp/blas")"; exit 1; }
+
 # README's porting example, as a user would build it: extracted from the README, compiled against
 # the installed headers with pkg-config, run (optional GPU: the CPU when there is none).
 readme=$(dirname "$0")/../README.md

@@ -1,6 +1,6 @@
 # tests/module.mk: support code linked into every test binary, and script tests run by `make test`.
 tests_SUPPORT := test-main.cc testing.cc
-SCRIPT_TESTS  := tests/install-test.sh tests/cmake-test.sh
+SCRIPT_TESTS  := tests/install-test.sh tests/cmake-test.sh tests/port-from-kaldi-test.sh
 SCRIPT_TESTS  += $(addprefix tests/bin/,copy-matrix-test.sh copy-vector-test.sh matrix-info-test.sh \
                    matrix-multiply-test.sh cuda-compiled-test.sh gpu-health-check-test.sh)
 SCRIPT_TESTS  += tests/bin/cu-memory-plan-test.sh

@@ -32,6 +32,10 @@ mkdir -p "$prefix/share/cuctx"
 install -m 644 tests/data/kaldi-speed-h100.tsv tests/data/synthetic-nnet3.trace "$prefix/share/cuctx/"
 extra_cflags=""
 if [ "$cuda" = 1 ]; then extra_cflags="-I$cuda_home/include -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1"; fi
+# Libs names OpenBLAS besides libcuctx.so: the installed matrix/cblas-wrappers.h and
+# matrix/lapack-wrappers.h have inline functions that call cblas_* and LAPACK directly, so a program
+# that uses them (Kaldi's matrix tests call cblas_Xspmv) links against OpenBLAS itself, as the build
+# does (LDLIBS in common.mk).
 # HAVE_CUDA is the flag Kaldi's build sets for its own programs (kaldi.mk); code ported from Kaldi
 # tests it, so consumers get it with the same value as CUCTX_HAVE_CUDA. No -std flag: it would
 # override a consumer's own (-std=c++20 before $(pkg-config ...)); cuctx needs C++17 or later, which
@@ -45,7 +49,7 @@ Name: cuctx
 Description: Kaldi-style GPU runtime, CUDA matrices and CPU fallback
 Version: $version
 Cflags: -I\${includedir} -pthread -DCUCTX_HAVE_CUDA=$cuda -DHAVE_CUDA=$cuda $extra_cflags
-Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lcuctx -pthread
+Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lcuctx -lopenblas -pthread
 PC
 # CMake package: find_package(cuctx) gives the imported target cuctx::cuctx with the same flags.
 cmake_inc="" cmake_defs=""
@@ -67,7 +71,7 @@ if(NOT TARGET cuctx::cuctx)
     INTERFACE_INCLUDE_DIRECTORIES "\${_cuctx_prefix}/include/cuctx$cmake_inc"
     INTERFACE_COMPILE_DEFINITIONS "CUCTX_HAVE_CUDA=$cuda;HAVE_CUDA=$cuda$cmake_defs"
     INTERFACE_COMPILE_FEATURES cxx_std_17
-    INTERFACE_LINK_LIBRARIES Threads::Threads)
+    INTERFACE_LINK_LIBRARIES "Threads::Threads;openblas")
 endif()
 set(cuctx_CUDA $cuda)
 unset(_cuctx_prefix)

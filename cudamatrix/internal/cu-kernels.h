@@ -688,8 +688,11 @@ void LaunchCompressMat(MatrixDim src_dim, const float* src, float inv_scale, boo
                        int16_t* dst, CuStream stream);
 void LaunchCompressMat(MatrixDim src_dim, const float* src, float inv_scale, bool truncate,
                        uint16_t* dst, CuStream stream);
-// dst(r, c) = QuantizeSign(src(r, c)) (-1, 0 or 1).
+// dst(r, c) = QuantizePositive<I>(src(r, c)) (1 where src > 0, else 0).
 void LaunchCompressMatSign(MatrixDim src_dim, const float* src, int8_t* dst, CuStream stream);
+void LaunchCompressMatSign(MatrixDim src_dim, const float* src, uint8_t* dst, CuStream stream);
+void LaunchCompressMatSign(MatrixDim src_dim, const float* src, int16_t* dst, CuStream stream);
+void LaunchCompressMatSign(MatrixDim src_dim, const float* src, uint16_t* dst, CuStream stream);
 // dst(r, c) = scale * src(r, c) for the dst_dim matrix dst (src packed, dst_dim.cols per row).
 void LaunchUncompressMat(MatrixDim dst_dim, const int8_t* src, float scale, float* dst,
                          CuStream stream);

@@ -58,9 +58,11 @@ CUCTX_QUANT_FN I QuantizeValue(float x, float inv_scale, bool truncate) {
   return static_cast<I>(static_cast<uint32_t>(i));
 }
 
-// The sign of x as -1, 0 or 1 (range 0, int8 only); a NaN gives 0.
-CUCTX_QUANT_FN int8_t QuantizeSign(float x) {
-  return static_cast<int8_t>(x > 0.0f ? 1 : (x < 0.0f ? -1 : 0));
+// Range 0 (Kaldi's sign-only mode, any integer type): 1 where x > 0, else 0 (a NaN gives 0), so
+// the matrix comes back as Heaviside(x). nnet3 keeps ReLU masks this way, in uint8.
+template <typename I>
+CUCTX_QUANT_FN I QuantizePositive(float x) {
+  return static_cast<I>(x > 0.0f ? 1 : 0);
 }
 
 // The value an integer stands for: scale * i.

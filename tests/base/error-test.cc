@@ -2,6 +2,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
 
+#include "tests/testing.h"
+
 #include <atomic>
 #include <gtest/gtest.h>
 #include <mutex>
@@ -258,6 +260,36 @@ TEST_F(ErrorTest, ConcurrentVerbosityAndProgramNameAreSafe) {
   }
   stop = true;
   writer.join();
+}
+
+TEST_F(ErrorTest, MessageIsTheStreamedTextWithoutOrigin) {
+  try {
+    CUCTX_ERR << "bad value " << 7;
+    FAIL() << "CUCTX_ERR did not throw";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.Message(), "bad value 7");
+    EXPECT_NE(std::string(e.what()).find("bad value 7 [in "), std::string::npos) << e.what();
+  }
+  EXPECT_STREQ(Error("plain").Message(), "plain");
+}
+
+TEST_F(ErrorTest, LocateSymbolRangeFindsTheMangledName) {
+  auto symbol = [](const std::string& line) {
+    size_t begin = 0, end = 0;
+    if (!internal::LocateSymbolRange(line, &begin, &end)) return std::string("<none>");
+    return line.substr(begin, end - begin);
+  };
+  EXPECT_EQ(symbol("./prog(_ZN5cuctx3FooEv+0x1b) [0x401000]"), "_ZN5cuctx3FooEv");
+  EXPECT_EQ(symbol("4 prog 0x00000001 _ZN5cuctx3BarEi + 27"), "_ZN5cuctx3BarEi");
+  EXPECT_EQ(symbol("9 libsystem 0x0001 start_thread + 13"), "<none>");  // a C name
+  EXPECT_EQ(symbol("./prog(_ZN5cuctx3FooEv"), "<none>");                // no end
+  EXPECT_EQ(symbol(""), "<none>");
+}
+
+TEST_F(ErrorTest, ParanoidAssertIsCompiledOutByDefault) {
+  int evaluated = 0;
+  CUCTX_PARANOID_ASSERT(++evaluated == 100);  // neither evaluated nor checked
+  EXPECT_EQ(evaluated, 0);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cuctx {
@@ -395,6 +396,97 @@ TEST_F(IoFuncsTest, BytesLeftInStreamIsMinusOneForPipesAndStreamsNotGood) {
 TEST_F(IoFuncsTest, ReadBasicTypeRejectsNullOutput) {
   std::istringstream is(Written<int32>(1, true));
   EXPECT_THROW(ReadBasicType<int32>(is, true, nullptr), Error);
+}
+
+TEST_F(IoFuncsTest, IntegerPairVectorBinaryIsSizeByteCountAndPairs) {
+  std::vector<std::pair<int32, int32>> v{{1, -2}, {3, 4}};
+  std::ostringstream os;
+  WriteIntegerPairVector(os, true, v);
+  EXPECT_EQ(os.str(), Bytes({4}) + test::RawInt32(2) + test::RawInt32(1) + test::RawInt32(-2) +
+                          test::RawInt32(3) + test::RawInt32(4));
+  std::istringstream is(os.str());
+  std::vector<std::pair<int32, int32>> back{{9, 9}};
+  ReadIntegerPairVector(is, true, &back);
+  EXPECT_EQ(back, v);
+}
+
+TEST_F(IoFuncsTest, IntegerPairVectorTextIsBracketedCommaPairs) {
+  std::vector<std::pair<int16, int16>> v{{1, 2}, {-3, 40}};
+  std::ostringstream os;
+  WriteIntegerPairVector(os, false, v);
+  EXPECT_EQ(os.str(), "[ 1,2 -3,40 ]\n");
+  std::istringstream is("  [1,2\n -3,40]  ");
+  std::vector<std::pair<int16, int16>> back;
+  ReadIntegerPairVector(is, false, &back);
+  EXPECT_EQ(back, v);
+  std::ostringstream empty;
+  WriteIntegerPairVector(empty, false, std::vector<std::pair<int16, int16>>());
+  EXPECT_EQ(empty.str(), "[ ]\n");
+}
+
+TEST_F(IoFuncsTest, IntegerPairVectorOfCharsIsWrittenAsNumbers) {
+  std::vector<std::pair<char, char>> v{{'a', 'b'}};
+  std::ostringstream os;
+  WriteIntegerPairVector(os, false, v);
+  EXPECT_EQ(os.str(), "[ 97,98 ]\n");
+  std::istringstream is(os.str());
+  std::vector<std::pair<char, char>> back;
+  ReadIntegerPairVector(is, false, &back);
+  EXPECT_EQ(back, v);
+}
+
+TEST_F(IoFuncsTest, IntegerPairVectorReadErrorsSayWhatWasExpected) {
+  std::vector<std::pair<int32, int32>> v{{5, 5}};
+  std::istringstream no_comma("[ 1 2 ]");
+  EXPECT_NE(ErrorText([&] { ReadIntegerPairVector(no_comma, false, &v); }).find("','"),
+            std::string::npos);
+  std::istringstream no_bracket("1,2 ]");
+  EXPECT_NE(ErrorText([&] { ReadIntegerPairVector(no_bracket, false, &v); }).find("'['"),
+            std::string::npos);
+  std::istringstream wrong_size(Bytes({8}) + test::RawInt32(0));
+  EXPECT_NE(ErrorText([&] { ReadIntegerPairVector(wrong_size, true, &v); }).find("4-byte"),
+            std::string::npos);
+  std::istringstream truncated(Bytes({4}) + test::RawInt32(3) + test::RawInt32(1));
+  EXPECT_THROW(ReadIntegerPairVector(truncated, true, &v), Error);
+  std::istringstream out_of_range("[ 1,70000 ]");
+  std::vector<std::pair<int16, int16>> small;
+  EXPECT_THROW(ReadIntegerPairVector(out_of_range, false, &small), Error);
+  EXPECT_EQ(v, (std::vector<std::pair<int32, int32>>{{5, 5}}));  // failed reads leave *v alone
+}
+
+TEST_F(IoFuncsTest, IntegerVectorsOfCharAndUint16RoundTrip) {
+  for (bool binary : {true, false}) {
+    std::vector<char> c{'x', -5, 0};
+    std::vector<uint16> u{0, 65535, 7};
+    std::stringstream ss;
+    WriteIntegerVector(ss, binary, c);
+    WriteIntegerVector(ss, binary, u);
+    WriteBasicType(ss, binary, 'q');
+    std::vector<char> c_in;
+    std::vector<uint16> u_in;
+    char q = 0;
+    ReadIntegerVector(ss, binary, &c_in);
+    ReadIntegerVector(ss, binary, &u_in);
+    ReadBasicType(ss, binary, &q);
+    EXPECT_EQ(c_in, c);
+    EXPECT_EQ(u_in, u);
+    EXPECT_EQ(q, 'q');
+  }
+}
+
+TEST_F(IoFuncsTest, ExpectOneOrTwoTokensTakesEitherForm) {
+  for (bool binary : {true, false}) {
+    std::istringstream both("<Model> <Dim> 3"), second("<Dim> 3"), neither("<Other> 3");
+    ExpectOneOrTwoTokens(both, binary, "<Model>", "<Dim>");
+    ExpectOneOrTwoTokens(second, binary, "<Model>", "<Dim>");
+    int32 dim = 0;
+    both >> dim;
+    EXPECT_EQ(dim, 3);
+    std::string message =
+        ErrorText([&] { ExpectOneOrTwoTokens(neither, binary, "<Model>", "<Dim>"); });
+    EXPECT_NE(message.find("\"<Model>\" or \"<Dim>\""), std::string::npos) << message;
+    EXPECT_NE(message.find("<Other>"), std::string::npos) << message;
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace cuctx {
 namespace {
@@ -191,6 +192,50 @@ TEST_F(MathUtilsTest, LcmOfPositiveIntegers) {
   EXPECT_THROW(Lcm(0, 3), Error);
   EXPECT_THROW(Lcm(-2, 3), Error);
   EXPECT_THROW(Lcm(65536, 65537), Error);  // 2^32 + 2^16 overflows int32
+}
+
+TEST_F(MathUtilsTest, FactorizeMatchesTrialMultiplication) {
+  for (int m = 1; m < 3000; ++m) {
+    std::vector<int> factors{99};
+    Factorize(m, &factors);
+    int product = 1;
+    for (size_t i = 0; i < factors.size(); ++i) {
+      product *= factors[i];
+      if (i > 0) {
+        EXPECT_LE(factors[i - 1], factors[i]) << m;
+      }
+      for (int d = 2; d * d <= factors[i]; ++d) EXPECT_NE(factors[i] % d, 0) << factors[i];
+    }
+    EXPECT_EQ(product, m);
+  }
+  std::vector<int64> big;
+  Factorize<int64>(2147483647LL * 6, &big);  // a large prime times 6
+  EXPECT_EQ(big, (std::vector<int64>{2, 3, 2147483647LL}));
+  std::vector<size_t> one{5};
+  Factorize<size_t>(1, &one);
+  EXPECT_TRUE(one.empty());
+}
+
+TEST_F(MathUtilsTest, FactorizeRefusesNonPositive) {
+  std::vector<int> f;
+  test::ExpectErrorContaining([&] { Factorize(0, &f); }, "m >= 1");
+  test::ExpectErrorContaining([&] { Factorize(-6, &f); }, "m >= 1");
+  test::ExpectErrorContaining([] { Factorize<int>(6, nullptr); }, "null");
+}
+
+TEST_F(MathUtilsTest, KaldiMacrosAndConstants) {
+  const double zero = 0.0;
+  EXPECT_TRUE(CUCTX_ISNAN(zero / zero));
+  EXPECT_TRUE(CUCTX_ISINF(1.0 / zero));
+  EXPECT_FALSE(CUCTX_ISFINITE(-1.0f / static_cast<float>(zero)));
+  EXPECT_TRUE(CUCTX_ISFINITE(2.5));
+  EXPECT_EQ(CUCTX_SQR(1 + 2), 9);
+  EXPECT_DOUBLE_EQ(M_2PI, 2.0 * std::acos(-1.0));
+  EXPECT_DOUBLE_EQ(M_LOG_2PI, std::log(2.0 * std::acos(-1.0)));
+  EXPECT_EQ(1.0 + DBL_EPSILON / 2, 1.0);
+  EXPECT_NE(1.0f + FLT_EPSILON, 1.0f);
+  EXPECT_DOUBLE_EQ(Hypot(3.0, 4.0), 5.0);
+  EXPECT_FLOAT_EQ(Hypot(3e30f, 4e30f), 5e30f);  // no overflow in the squares
 }
 
 }  // namespace

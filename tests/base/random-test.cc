@@ -232,5 +232,61 @@ TEST_F(RandomTest, ThreadOwnedStatesGiveReproducibleStreams) {
   EXPECT_EQ(run(), run());
 }
 
+TEST_F(RandomTest, RandPoissonHasTheRightMeanAndVariance) {
+  RandomState state(test::Seed() + 7);
+  for (float lambda : {0.5f, 3.0f, 45.0f}) {
+    const int n = 20000;
+    double sum = 0, sum_sq = 0;
+    for (int i = 0; i < n; ++i) {
+      const int32 k = RandPoisson(lambda, &state);
+      ASSERT_GE(k, 0);
+      sum += k;
+      sum_sq += static_cast<double>(k) * k;
+    }
+    const double mean = sum / n, var = sum_sq / n - mean * mean;
+    // Standard error of the mean is sqrt(lambda / n); 5 of them is a loose, seed-proof bound.
+    EXPECT_NEAR(mean, lambda, 5 * std::sqrt(lambda / n)) << lambda;
+    EXPECT_NEAR(var, lambda, 0.1 * lambda) << lambda;  // Poisson: variance equals the mean
+  }
+  EXPECT_EQ(RandPoisson(0.0f, &state), 0);
+}
+
+TEST_F(RandomTest, RandPoissonRefusesBadLambda) {
+  test::ExpectErrorContaining([] { RandPoisson(-1.0f); }, "lambda");
+  test::ExpectErrorContaining([] { RandPoisson(std::numeric_limits<float>::infinity()); },
+                              "lambda");
+}
+
+TEST_F(RandomTest, RandPruneKeepsLargeValuesAndTheExpectation) {
+  RandomState state(test::Seed() + 11);
+  EXPECT_EQ(RandPrune(1.5, 1.0f, &state), 1.5);
+  EXPECT_EQ(RandPrune(-2.0f, 1.0f, &state), -2.0f);
+  EXPECT_EQ(RandPrune(0.0, 0.0f, &state), 0.0);
+  const int n = 40000;
+  double sum = 0;
+  for (int i = 0; i < n; ++i) {
+    const double p = RandPrune(-0.25, 0.5f, &state);
+    ASSERT_TRUE(p == 0.0 || p == -0.5) << p;
+    sum += p;
+  }
+  // Mean of a two-point variable with p = 0.5: standard error 0.25 / sqrt(n).
+  EXPECT_NEAR(sum / n, -0.25, 5 * 0.25 / std::sqrt(static_cast<double>(n)));
+  test::ExpectErrorContaining([] { RandPrune(0.1, -1.0f); }, "prune_thresh");
+}
+
+TEST_F(RandomTest, RandGauss2InDoubleIsStandardNormal) {
+  RandomState state(test::Seed() + 3);
+  const int n = 20000;
+  double sum = 0, sum_sq = 0;
+  for (int i = 0; i < n; ++i) {
+    double a, b;
+    RandGauss2(&a, &b, &state);
+    sum += a + b;
+    sum_sq += a * a + b * b;
+  }
+  EXPECT_NEAR(sum / (2 * n), 0.0, 0.05);
+  EXPECT_NEAR(sum_sq / (2 * n), 1.0, 0.05);
+}
+
 }  // namespace
 }  // namespace cuctx

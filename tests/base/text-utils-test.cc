@@ -217,5 +217,42 @@ TEST(TextUtilsTest, ThrowsOnNullOutput) {
   EXPECT_THROW(ConvertStringToReal<double>("1", nullptr), Error);
 }
 
+// Microsoft's C library prints infinity and NaN as 1.#INF / 1.#QNAN; Kaldi reads them back.
+TEST(TextUtilsTest, ConvertStringToRealReadsMicrosoftInfinityAndNan) {
+  double d = 0;
+  float f = 0;
+  EXPECT_TRUE(ConvertStringToReal("1.#INF", &d) && std::isinf(d) && d > 0);
+  EXPECT_TRUE(ConvertStringToReal(" -1.#INF  ", &d) && std::isinf(d) && d < 0);
+  EXPECT_TRUE(ConvertStringToReal("+1.#INF", &f) && std::isinf(f) && f > 0);
+  EXPECT_TRUE(ConvertStringToReal("1.#QNAN", &d) && std::isnan(d));
+  EXPECT_TRUE(ConvertStringToReal("-1.#QNAN", &f) && std::isnan(f));
+  d = 5;
+  for (const char* bad : {"2.#INF", "1.#INFX", "1.#INF_1", "x1.#INF", "1.#IN", "1.#QNAN 2", "1.#"})
+    EXPECT_FALSE(ConvertStringToReal(bad, &d)) << bad;
+  EXPECT_EQ(d, 5);
+}
+
+TEST(TextUtilsTest, IsTokenRejectsByte255LikeKaldi) {
+  EXPECT_FALSE(IsToken("\377"));
+  EXPECT_FALSE(IsToken("ab\377c"));
+  EXPECT_TRUE(IsToken("\231"));          // other high bytes are fine
+  EXPECT_TRUE(IsToken("na\xc3\xafve"));  // UTF-8 (never contains byte 255)
+}
+
+TEST(TextUtilsTest, StringsApproxEqualComparesOnlyTheCheckedDecimals) {
+  EXPECT_TRUE(StringsApproxEqual("abc", "abc"));
+  EXPECT_FALSE(StringsApproxEqual("abc", "abd"));
+  EXPECT_FALSE(StringsApproxEqual("abc", "abcd"));
+  EXPECT_TRUE(StringsApproxEqual("1.234", "1.235", 2));
+  EXPECT_FALSE(StringsApproxEqual("1.234", "1.235", 3));
+  EXPECT_TRUE(StringsApproxEqual("v 0.5 w 2.999", "v 0.5001 w 2.99", 2));
+  EXPECT_TRUE(StringsApproxEqual("1.0 y", "1.0001 y", 3));  // missing digits count as 0
+  EXPECT_FALSE(StringsApproxEqual("1.0 y", "1.0001 y", 4));
+  EXPECT_FALSE(StringsApproxEqual("12.5", "13.5", 0));  // digits before '.' always count
+  EXPECT_TRUE(StringsApproxEqual("12.5", "12.9", 0));
+  EXPECT_FALSE(StringsApproxEqual("a.5", "a.6", 0));  // '.' after a non-digit is text
+  test::ExpectErrorContaining([] { StringsApproxEqual("1", "1", -1); }, "decimal_places_check");
+}
+
 }  // namespace
 }  // namespace cuctx

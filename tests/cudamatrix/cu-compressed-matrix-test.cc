@@ -168,10 +168,25 @@ TYPED_TEST(CuCompressedMatrixTest, ConstructorRejectsBadRanges) {
   EXPECT_THROW(CuCompressedMatrix<I>(-1.0f), Error);
   EXPECT_THROW(CuCompressedMatrix<I>(std::numeric_limits<float>::quiet_NaN()), Error);
   EXPECT_THROW(CuCompressedMatrix<I>(std::numeric_limits<float>::infinity()), Error);
-  if (std::is_same<I, int8>::value)
-    EXPECT_NO_THROW(CuCompressedMatrix<I>(0.0f));
-  else
-    test::ExpectErrorContaining([] { CuCompressedMatrix<I> c(0.0f); }, "needs the int8 type");
+  EXPECT_NO_THROW(CuCompressedMatrix<I>(0.0f));  // sign-only, for every type
+}
+
+// Range 0 keeps whether each value is positive, for every type, as Kaldi's
+// CuCompressedMatrixTestSign (uint8) checks: the matrix comes back as Heaviside(x).
+TYPED_TEST(CuCompressedMatrixTest, RangeZeroGivesHeaviside) {
+  using I = TypeParam;
+  Matrix<float> m(2, 6);
+  const float in[] = {-3.0f, -1e-6f, 0.0f, 1e-6f, 7.0f, std::numeric_limits<float>::quiet_NaN()};
+  for (int j = 0; j < 6; ++j) m(0, j) = in[j];
+  test::Rng rng = test::MakeRng();
+  for (int j = 0; j < 6; ++j) m(1, j) = static_cast<float>(rng.Gauss());
+  CuCompressedMatrix<I> c(0.0f);
+  c.CopyFromMat(CuMatrix<float>(m));
+  CuMatrix<float> back(2, 6);
+  c.CopyToMat(&back);
+  const Matrix<float> got = ToHost(back);
+  for (int r = 0; r < 2; ++r)
+    for (int j = 0; j < 6; ++j) EXPECT_EQ(got(r, j), m(r, j) > 0 ? 1.0f : 0.0f) << m(r, j);
 }
 
 class CuCompressedMatrixFactoryTest : public ::testing::Test {
@@ -179,12 +194,12 @@ class CuCompressedMatrixFactoryTest : public ::testing::Test {
   test::QuietLog quiet_;
 };
 
-TEST_F(CuCompressedMatrixFactoryTest, SignOnlyInt8KeepsTheSign) {
+TEST_F(CuCompressedMatrixFactoryTest, SignOnlyUint8KeepsWhetherPositive) {
   Matrix<float> m(1, 6);
   const float in[] = {-3.0f, -1e-6f, 0.0f, 1e-6f, 7.0f, std::numeric_limits<float>::quiet_NaN()};
-  const float want[] = {-1, -1, 0, 1, 1, 0};
+  const float want[] = {0, 0, 0, 1, 1, 0};
   for (int j = 0; j < 6; ++j) m(0, j) = in[j];
-  std::unique_ptr<CuCompressedMatrixBase> c(NewCuCompressedMatrix(kCompressedMatrixInt8, 0.0f));
+  std::unique_ptr<CuCompressedMatrixBase> c(NewCuCompressedMatrix(kCompressedMatrixUint8, 0.0f));
   c->CopyFromMat(CuMatrix<float>(m));
   CuMatrix<float> back(1, 6);
   c->CopyToMat(&back);
@@ -220,7 +235,6 @@ TEST_F(CuCompressedMatrixFactoryTest, MakesEachTypeAndPassesTruncate) {
         EXPECT_NE(got(0, 1), 1.0f) << k.type;
     }
   EXPECT_THROW(NewCuCompressedMatrix(static_cast<CuCompressedMatrixType>(7), 1.0f), Error);
-  EXPECT_THROW(NewCuCompressedMatrix(kCompressedMatrixUint16, 0.0f), Error);
   EXPECT_THROW(NewCuCompressedMatrix(kCompressedMatrixInt8, -1.0f), Error);
 }
 

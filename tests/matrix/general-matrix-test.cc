@@ -11,6 +11,7 @@
 #include "tests/matrix-testing.h"
 #include "tests/testing.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <sstream>
 #include <string>
@@ -200,6 +201,52 @@ TEST(GeneralMatrixTest, WrongTypeAccessThrows) {
   std::istringstream junk("CX garbage");
   GeneralMatrix r;
   EXPECT_THROW(r.Read(junk, true), Error);
+}
+
+// The expected padded rows, built row by row from a dense copy.
+Matrix<BaseFloat> PaddedRows(const Matrix<BaseFloat>& src, int offset, int n) {
+  Matrix<BaseFloat> want(n, src.NumCols());
+  for (int r = 0; r < n; ++r) {
+    const int i = std::min(std::max(offset + r, 0), src.NumRows() - 1);
+    want.Row(r).CopyFromVec(src.Row(i));
+  }
+  return want;
+}
+
+TEST(GeneralMatrixTest, ExtractRowRangeWithPaddingKeepsTheTypeAndRepeatsEdgeRows) {
+  Fixture f = MakeFixture();
+  const struct { int offset, rows; } cases[] = {{2, 3}, {-2, 4}, {5, 6}, {-3, 13}, {0, 7}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(testing::Message() << "offset " << c.offset << ", rows " << c.rows);
+    GeneralMatrix out;
+    ExtractRowRangeWithPadding(GeneralMatrix(f.dense), c.offset, c.rows, &out);
+    EXPECT_EQ(out.Type(), kFullMatrix);
+    EXPECT_TRUE(out.GetFullMatrix().Equal(PaddedRows(f.dense, c.offset, c.rows)));
+
+    ExtractRowRangeWithPadding(GeneralMatrix(f.sparse), c.offset, c.rows, &out);
+    EXPECT_EQ(out.Type(), kSparseMatrix);
+    Matrix<BaseFloat> got;
+    out.GetMatrix(&got);
+    EXPECT_TRUE(got.Equal(PaddedRows(f.dense, c.offset, c.rows)));
+
+    // Compressed rows are cut, not recompressed: the decoded values are exactly the source's.
+    ExtractRowRangeWithPadding(GeneralMatrix(f.compressed), c.offset, c.rows, &out);
+    EXPECT_EQ(out.Type(), kCompressedMatrix);
+    out.GetMatrix(&got);
+    EXPECT_TRUE(got.Equal(PaddedRows(f.decoded, c.offset, c.rows)));
+  }
+}
+
+TEST(GeneralMatrixTest, ExtractRowRangeWithPaddingMisuse) {
+  test::QuietLog quiet;
+  Fixture f = MakeFixture();
+  GeneralMatrix in(f.dense), out;
+  ExtractRowRangeWithPadding(in, 3, 0, &out);
+  EXPECT_EQ(out.NumRows(), 0);
+  EXPECT_THROW(ExtractRowRangeWithPadding(in, 0, -1, &out), Error);
+  EXPECT_THROW(ExtractRowRangeWithPadding(in, 0, 2, nullptr), Error);
+  EXPECT_THROW(ExtractRowRangeWithPadding(in, 0, 2, &in), Error);
+  EXPECT_THROW(ExtractRowRangeWithPadding(GeneralMatrix(), 0, 2, &out), Error);
 }
 
 }  // namespace

@@ -55,12 +55,41 @@ TYPED_TEST(OptimizationTest, LinearCgdSolvesRandomSpdSystemToTolerance) {
     LinearCgdOptions opts;
     opts.max_error = static_cast<BaseFloat>(SolveTol<Real>() * b.Norm(2.0));
     const int32 iters = LinearCgd(opts, A, b, &x);
-    EXPECT_LE(iters, n);
+    EXPECT_LE(iters, n + kLinearCgdExtraIters);
     Vector<Real> residual(b);
     residual.AddMatVec(1.0, Matrix<Real>(A), kNoTrans, x, -1.0);
     EXPECT_LE(residual.Norm(2.0), 10 * opts.max_error);
     EXPECT_TRUE(test::ExpectNear(x, DirectSolve(A, b), 100 * SolveTol<Real>()));
   }
+}
+
+// Kaldi's matrix test: A = M M^T with cond(M) < 100, so cond(A) up to 1e4; after a full run the
+// residual must be below 1e-4 |b| |A|_2. In float, n exact-arithmetic steps are not enough for
+// that on such systems (issue 27: residual 0.149 against 0.061 allowed at n = 20), which is why
+// LinearCgd allows kLinearCgdExtraIters more steps and steps by -p^T r / p^T A p.
+TYPED_TEST(OptimizationTest, LinearCgdReachesKaldisToleranceOnIllConditionedSystems) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  int tried = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int n = static_cast<int>(rng.Int(2, 20));
+    Matrix<Real> M = test::GaussMatrix<Real>(n, n + static_cast<int>(rng.Int(0, 2)), &rng);
+    if (M.Cond() >= 100) continue;
+    ++tried;
+    SpMatrix<Real> A(n);
+    A.AddMat2(1.0, M, kNoTrans, 0.0);
+    Vector<Real> x_true = test::RandomVector<Real>(n, &rng), b(n),
+                 x = test::RandomVector<Real>(n, &rng);
+    b.AddSpVec(1.0, A, x_true, 0.0);
+    const int32 iters = LinearCgd(LinearCgdOptions(), A, b, &x);
+    EXPECT_GE(iters, n);
+    EXPECT_LE(iters, n + kLinearCgdExtraIters);
+    Vector<Real> residual(b);
+    residual.AddSpVec(-1.0, A, x, 1.0);
+    EXPECT_LT(residual.Norm(2.0), 1.0e-4 * b.Norm(2.0) * A.MaxAbsEig())
+        << "n=" << n << " cond(M)=" << M.Cond() << " trial " << trial;
+  }
+  EXPECT_GT(tried, 10);
 }
 
 TYPED_TEST(OptimizationTest, LinearCgdStopsAtMaxItersAndAtAnExactStart) {

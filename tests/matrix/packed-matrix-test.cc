@@ -434,6 +434,23 @@ TYPED_TEST(PackedMatrixTest, AlgebraMatchesDenseReference) {
   EXPECT_NEAR(t.FrobeniusNorm(), std::sqrt(tsq), tol * std::sqrt(tsq));
 }
 
+// A float matrix of entries near 1e-27 has a representable norm although the sum of squares is
+// below float's range (Kaldi's Tridiagonalize test compares such matrices with AssertEqual).
+TYPED_TEST(PackedMatrixTest, FrobeniusNormOfTinyEntriesDoesNotUnderflow) {
+  using Real = TypeParam;
+  const int n = 16;
+  const Real x = static_cast<Real>(-1.61558713e-27);
+  SpMatrix<Real> s(n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j <= i; ++j) s(i, j) = x;
+  EXPECT_NEAR(s.FrobeniusNorm(), n * std::fabs(static_cast<double>(x)), 1e-5 * n * 1.62e-27);
+  SpMatrix<Real> near(s);
+  near(3, 2) = x * static_cast<Real>(1.000001);
+  EXPECT_TRUE(s.ApproxEqual(near, 0.01f));
+  near(3, 2) = -x;
+  EXPECT_FALSE(s.ApproxEqual(near, 0.01f));
+}
+
 TYPED_TEST(PackedMatrixTest, PrecisionConversions) {
   using Real = TypeParam;
   using Other = typename std::conditional<sizeof(Real) == 4, double, float>::type;
