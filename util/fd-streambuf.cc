@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <errno.h>
+#include <optional>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace cuctx {
@@ -125,7 +128,49 @@ std::streamsize FdStreamBuf::xsgetn(char* s, std::streamsize n) {
   return done;
 }
 
+namespace {
+
+// Blocks SIGPIPE in the calling thread while it lives, so that a write to a pipe whose reader has
+// gone fails with EPIPE (reported through Errno(), and by Output::Close with the command's status)
+// instead of killing the process. A SIGPIPE raised meanwhile is taken off the thread's pending
+// set before the old mask returns, unless one was already pending before.
+class ScopedSigpipeBlock {
+ public:
+  ScopedSigpipeBlock() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~ScopedSigpipeBlock() {
+    if (!was_pending_) {
+      sigset_t pending;
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        const struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_, nullptr, &zero) < 0 && errno == EINTR) {
+        }
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  ScopedSigpipeBlock(const ScopedSigpipeBlock&) = delete;
+  ScopedSigpipeBlock& operator=(const ScopedSigpipeBlock&) = delete;
+
+ private:
+  sigset_t pipe_, old_;
+  bool was_pending_ = false;
+};
+
+}  // namespace
+
 bool FdStreamBuf::WriteAll(const char* data, size_t n) {
+  // Standard output keeps Unix's behaviour (a tool piped into `head` ends quietly); every other
+  // descriptor written without seeking (a "| command" pipe, a file) reports a failure instead.
+  std::optional<ScopedSigpipeBlock> no_sigpipe;
+  if (!seekable_ && fd_ != STDOUT_FILENO) no_sigpipe.emplace();
   while (n > 0) {
     ssize_t put = ::write(fd_, data, n);
     if (put < 0) {

@@ -398,7 +398,10 @@ class OutputImpl {
       int32 code = 0;
       std::string status = DescribeStatus(::pclose(pipe), &code);
       pipe = nullptr;
-      if (!status.empty() && why.empty()) why = "the command " + Quote(path) + " failed: " + status;
+      // A command that failed explains a broken pipe better than the write does: name both.
+      if (!status.empty())
+        why = "the command " + Quote(path) + " failed: " + status +
+              (why.empty() ? "" : " (" + why + ")");
     } else if (fd >= 0) {
       if (::close(fd) != 0 && why.empty()) why = "close failed: " + OsError(errno);
     }

@@ -122,6 +122,16 @@ TEST(KaldiIoTest, FailedPipeReportsStatus) {
   std::string out_error;
   EXPECT_FALSE(ko.Close(&out_error));
   EXPECT_TRUE(test::Contains(out_error, "status 4"));
+
+  // More than a pipe holds, to a command that never reads: the writes must fail with EPIPE (and
+  // the process live on, SIGPIPE notwithstanding) and Close() report the command's status.
+  Output gone("| exit 5", true);
+  const std::string block(1 << 20, 'x');
+  gone.Stream().write(block.data(), static_cast<std::streamsize>(block.size()));
+  gone.Stream().flush();
+  std::string gone_error;
+  EXPECT_FALSE(gone.Close(&gone_error));
+  EXPECT_TRUE(test::Contains(gone_error, "status 5")) << gone_error;
 }
 
 TEST(KaldiIoTest, OpenErrorsNameFileAndReason) {
