@@ -8,6 +8,7 @@
 #include "cudamatrix/cu-allocator-options.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/internal/cu-lock-order.h"
+#include "cudamatrix/internal/cu-thread-state.h"
 
 #include <array>
 #include <atomic>
@@ -410,9 +411,8 @@ std::string NoGpuReason() {
 }
 
 void NoteGpuUse() {
-  thread_local bool noted = false;
-  if (noted) return;
-  noted = true;
+  if (t_thread_state.gpu_use_noted) return;
+  t_thread_state.gpu_use_noted = true;
   Registry& r = GetRegistry();
   OrderedLockGuard<std::mutex> lock(r.mutex, kRegistryLock);
   if (!r.has_owner) {

@@ -273,7 +273,7 @@ void* CuDevice::Malloc(size_t size) {
   CuMemoryAllocator* allocator = Allocator();
   CUCTX_CHECK(allocator != nullptr)
       << "CuDevice::Malloc: no GPU selected (" << NoGpuReason() << ")";
-  internal::NoteGpuUse();
+  if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
   AttachToSelectedDevice();
   return allocator->Malloc(size);
 }
@@ -284,7 +284,7 @@ void* CuDevice::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) {
   CuMemoryAllocator* allocator = Allocator();
   CUCTX_CHECK(allocator != nullptr)
       << "CuDevice::MallocPitch: no GPU selected (" << NoGpuReason() << ")";
-  internal::NoteGpuUse();
+  if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
   AttachToSelectedDevice();
   return allocator->MallocPitch(row_bytes, num_rows, pitch);
 }
@@ -312,7 +312,7 @@ cublasContext* CuDevice::GetCublasHandle() {
   if (cublas_ == nullptr) {
     CUCTX_CHECK(Enabled()) << "GetCublasHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
-    internal::NoteGpuUse();
+    if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
     CUCTX_CUBLAS_CHECK(cublasCreate(&cublas_));
     CUCTX_CUBLAS_CHECK(cublasSetStream(cublas_, cudaStreamPerThread));
     const CuDeviceOptions& opts = DeviceOptions();
@@ -328,7 +328,7 @@ cusparseContext* CuDevice::GetCusparseHandle() {
   if (cusparse_ == nullptr) {
     CUCTX_CHECK(Enabled()) << "GetCusparseHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
-    internal::NoteGpuUse();
+    if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
     CUCTX_CUSPARSE_CHECK(cusparseCreate(&cusparse_));
     CUCTX_CUSPARSE_CHECK(cusparseSetStream(cusparse_, cudaStreamPerThread));
   }
@@ -339,7 +339,7 @@ curandGenerator_st* CuDevice::GetCurandHandle() {
   if (curand_ == nullptr) {
     CUCTX_CHECK(Enabled()) << "GetCurandHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
-    internal::NoteGpuUse();
+    if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
     CUCTX_CURAND_CHECK(curandCreateGenerator(&curand_, CURAND_RNG_PSEUDO_DEFAULT));
     CUCTX_CURAND_CHECK(curandSetStream(curand_, cudaStreamPerThread));
   }
@@ -350,7 +350,7 @@ cusolverDnContext* CuDevice::GetCusolverDnHandle() {
   if (cusolver_ == nullptr) {
     CUCTX_CHECK(Enabled()) << "GetCusolverDnHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
-    internal::NoteGpuUse();
+    if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
     CUCTX_CUSOLVER_CHECK(cusolverDnCreate(&cusolver_));
     CUCTX_CUSOLVER_CHECK(cusolverDnSetStream(cusolver_, cudaStreamPerThread));
   }

@@ -66,7 +66,8 @@ bool DevicePeerAccess(int a, int b);
 std::string NoGpuReason();
 
 // Records that the calling thread uses the GPU; a second thread switches multithreading on (with a
-// warning unless AllowMultithreadingOnDevices() was called). One lock per thread, once.
+// warning unless AllowMultithreadingOnDevices() was called). One lock per thread, once; callers on
+// hot paths check t_thread_state.gpu_use_noted first (internal/cu-thread-state.h).
 void NoteGpuUse();
 // CuDevice::AllowMultithreading: every allocator, present and future, locks.
 void AllowMultithreadingOnDevices();

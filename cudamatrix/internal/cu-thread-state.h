@@ -17,6 +17,7 @@ struct ThreadState {
   int bound = -1;  // SelectGpuIdForThread's device
   int override_device = kNoDeviceOverride;
   bool capturing = false;
+  bool gpu_use_noted = false;  // NoteGpuUse() (cu-device-registry.h) has run on this thread
 };
 extern __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
 // The process's selected device, -1 for none.
