@@ -72,6 +72,15 @@ FLAGS_TEXT  := $(filter-out -Werror,$(CXX) $(CPPFLAGS) $(CXXFLAGS)) | $(NVCC) $(
 FLAGS_STAMP := $(BUILD)/flags.stamp
 $(shell mkdir -p $(BUILD) && (echo '$(FLAGS_TEXT)' | cmp -s - $(FLAGS_STAMP) || echo '$(FLAGS_TEXT)' > $(FLAGS_STAMP)))
 
+# ---- revision stamp: the git revision the tools print with --version (cutool/tool.cc). Rewritten
+# only when the revision changes, so a new commit rebuilds that one object. Empty outside a git
+# checkout; a trailing "+" marks uncommitted changes to tracked files.
+REVISION := $(shell r=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD -- 2>/dev/null || r="$$r+"; }; echo "$$r")
+REVISION_STAMP := $(BUILD)/revision.stamp
+$(shell mkdir -p $(BUILD) && (echo '$(REVISION)' | cmp -s - $(REVISION_STAMP) || echo '$(REVISION)' > $(REVISION_STAMP)))
+$(OBJ)/cutool/tool.o: $(REVISION_STAMP)
+$(OBJ)/cutool/tool.o: CPPFLAGS += -DCUCTX_REVISION='"$(REVISION)"'
+
 # ---- pattern rules (dependency files come from -MMD -MP for both compilers) ---------------------
 $(OBJ)/%.o: %.cc $(FLAGS_STAMP)
 	@mkdir -p $(@D)

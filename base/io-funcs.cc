@@ -22,6 +22,23 @@ std::string StreamPosition(std::istream& is) {
   return " at byte " + std::to_string(pos);
 }
 
+std::string PrintableWord(const std::string& word) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char ch : word.substr(0, 40)) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  if (word.size() > 40) out += "...";
+  return out;
+}
+
 int64 BytesLeftInStream(std::istream& is) {
   if (!is.good()) return -1;
   std::streampos here = is.tellg();
@@ -142,8 +159,8 @@ void ReadToken(std::istream& is, bool binary, std::string* token) {
   if (!(is >> *token)) CUCTX_ERR << "expected a token" << pos << ", found end of stream";
   int next = is.peek();
   if (!std::isspace(next))
-    CUCTX_ERR << "expected a space after token \"" << *token << "\"" << pos << ", found "
-              << Describe(next);
+    CUCTX_ERR << "expected a space after token \"" << PrintableWord(*token) << "\"" << pos
+              << ", found " << Describe(next);
   is.get();
 }
 
@@ -154,7 +171,8 @@ void ExpectToken(std::istream& is, bool binary, const char* token) {
   if (!(is >> found))
     CUCTX_ERR << "expected token \"" << token << "\"" << pos << ", found end of stream";
   if (found != token)
-    CUCTX_ERR << "expected token \"" << token << "\"" << pos << ", found \"" << found << "\"";
+    CUCTX_ERR << "expected token \"" << token << "\"" << pos << ", found \"" << PrintableWord(found)
+              << "\"";
   int next = is.peek();
   if (!std::isspace(next))
     CUCTX_ERR << "expected a space after token \"" << token << "\"" << pos << ", found "

@@ -63,6 +63,11 @@ void ReadIntegerVector(std::istream& is, bool binary, std::vector<T>* v);
 // Describes the read position for error messages: " at byte N" or "" when the stream cannot tell.
 std::string StreamPosition(std::istream& is);
 
+// Shows a word read from a stream in an error message: its first 40 bytes, with every byte that
+// is not printable ASCII written as "\xNN" (so a binary file's bytes never reach a terminal raw),
+// and "..." after a longer word.
+std::string PrintableWord(const std::string& word);
+
 // The number of bytes between the read position and the end of `is`, or -1 when the stream is not
 // good or cannot seek (a pipe). Readers use it to reject a declared size that cannot fit before
 // allocating for it. Leaves the position and state of a good stream as they were, and does not

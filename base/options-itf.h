@@ -11,6 +11,7 @@
 
 #include "base/types.h"
 
+#include <functional>
 #include <string>
 
 namespace cuctx {
@@ -31,6 +32,14 @@ class OptionsItf {
   virtual void Register(const std::string& name, float* ptr, const std::string& doc) = 0;
   virtual void Register(const std::string& name, double* ptr, const std::string& doc) = 0;
   virtual void Register(const std::string& name, std::string* ptr, const std::string& doc) = 0;
+
+  // Registers a check of option values (not in Kaldi's interface; cuctx's option structs use it to
+  // refuse a bad value when it is parsed rather than when it is first used). `validate` throws
+  // cuctx::Error naming the option and the bad value. ParseOptions runs every check after Read()
+  // or ReadConfigFile() has applied all options; the default implementation ignores the check
+  // (an implementation that does not parse has no moment to run it). The variables the check reads
+  // must outlive the registry.
+  virtual void RegisterValidator(const std::function<void()>& validate) { (void)validate; }
 };
 
 }  // namespace cuctx

@@ -6,6 +6,8 @@
 #include "base/text-utils.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -16,6 +18,7 @@ namespace cuctx {
 namespace {
 
 constexpr int kMaxConfigDepth = 16;
+constexpr const char* kStandardSection = "Standard options";
 
 std::string NormalizeName(const std::string& name) {
   std::string out = name;
@@ -105,14 +108,19 @@ struct ValueSetter {
   const char* operator()(uint32* p) const {
     return ConvertStringToInteger(value, p) ? nullptr : "expected an integer in [0, 4294967295]";
   }
-  const char* operator()(float* p) const {
-    return ConvertStringToReal(value, p) ? nullptr : "expected a number in the range of float";
-  }
-  const char* operator()(double* p) const {
-    return ConvertStringToReal(value, p) ? nullptr : "expected a number in the range of double";
-  }
+  const char* operator()(float* p) const { return Real(p, "expected a finite float"); }
+  const char* operator()(double* p) const { return Real(p, "expected a finite double"); }
   const char* operator()(std::string* p) const {
     *p = value;
+    return nullptr;
+  }
+  // NaN and infinity are refused for every option (see the file comment of parse-options.h):
+  // "--scale=nan" would otherwise turn a whole output into NaN without a word.
+  template <typename T>
+  const char* Real(T* p, const char* expected) const {
+    T x;
+    if (!ConvertStringToReal(value, &x) || !std::isfinite(x)) return expected;
+    *p = x;
     return nullptr;
   }
 };
@@ -122,12 +130,14 @@ struct ValueSetter {
 ParseOptions::ParseOptions(const char* usage)
     : usage_(usage != nullptr ? usage : ""), message_stream_(&std::cerr) {
   verbose_ = GetVerboseLevel();
+  section_ = kStandardSection;
   RegisterValue("config", &config_,
                 "Configuration file to read before the command-line options; may be repeated",
                 true);
   RegisterValue("help", &help_, "Print this help message and stop", true);
   RegisterValue("print-args", &print_args_, "Print the command line to stderr", true);
   RegisterValue("verbose", &verbose_, "Verbosity level of log messages (CUCTX_VLOG)", true);
+  section_.clear();
 }
 
 ParseOptions::ParseOptions(const std::string& prefix, OptionsItf* other)
@@ -177,7 +187,27 @@ void ParseOptions::RegisterValue(const std::string& name, ValuePtr ptr, const st
     return;
   }
   std::string default_text = std::visit(ValueFormatter{false}, ptr);
-  options_.emplace(key, Option{ptr, doc, default_text, standard});
+  options_.emplace(key, Option{ptr, doc, default_text, standard, section_});
+}
+
+void ParseOptions::RegisterValidator(const std::function<void()>& validate) {
+  CUCTX_CHECK(validate != nullptr) << "ParseOptions::RegisterValidator: empty function";
+  if (other_ != nullptr)
+    other_->RegisterValidator(validate);
+  else
+    validators_.push_back(validate);
+}
+
+void ParseOptions::RunValidators() const {
+  for (const auto& validate : validators_) validate();
+}
+
+void ParseOptions::SetHelpSection(const std::string& title) {
+  CheckRoot("SetHelpSection");
+  section_ = title;
+  if (!title.empty() && title != kStandardSection &&
+      std::find(sections_.begin(), sections_.end(), title) == sections_.end())
+    sections_.push_back(title);
 }
 
 void ParseOptions::DisableOption(const std::string& name) {
@@ -230,6 +260,7 @@ void ParseOptions::SetOption(const std::string& arg, const std::string& where, i
 void ParseOptions::ReadConfigFile(const std::string& filename) {
   CheckRoot("ReadConfigFile");
   ReadConfigFileAtDepth(filename, 1);
+  RunValidators();
 }
 
 void ParseOptions::ReadConfigFileAtDepth(const std::string& filename, int config_depth) {
@@ -284,6 +315,11 @@ int ParseOptions::Read(int argc, const char* const argv[]) {
     if (wants_help) {
       help_ = true;
       PrintUsage();
+      if (exit_on_help_) {
+        message_stream_->flush();
+        std::fflush(nullptr);
+        std::exit(0);
+      }
       return argc;
     }
   }
@@ -299,6 +335,7 @@ int ParseOptions::Read(int argc, const char* const argv[]) {
   }
   for (int i = 1; i < end_of_options; ++i) SetOption(argv[i], "", 0);
   positional_args_.assign(argv + first_positional, argv + argc);
+  RunValidators();
 
   if (print_args_) {
     std::ostringstream line;
@@ -359,11 +396,14 @@ void ParseOptions::PrintUsage(bool print_command_line) const {
   std::ostringstream out;
   out << usage_;
   if (!usage_.empty() && usage_.back() != '\n') out << "\n";
-  for (bool standard : {false, true}) {
+  std::vector<std::string> sections = {""};
+  sections.insert(sections.end(), sections_.begin(), sections_.end());
+  sections.push_back(kStandardSection);
+  for (const std::string& section : sections) {
     bool any = false;
     for (const auto& [name, option] : options_) {
-      if (option.standard != standard) continue;
-      if (!any) out << "\n" << (standard ? "Standard options:" : "Options:") << "\n";
+      if (option.section != section) continue;
+      if (!any) out << "\n" << (section.empty() ? "Options" : section) << ":\n";
       any = true;
       std::string left = "  --" + name + std::visit(TypeNamer(), option.ptr);
       out << left;

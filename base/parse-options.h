@@ -10,8 +10,8 @@
 //       bool binary = true;
 //       po.Register("rows", &rows, "Number of rows");
 //       po.Register("binary", &binary, "Write in binary mode");
-//       int status;
-//       if (!po.ReadAndCheckArgs(argc, argv, 2, 2, &status)) return status;  // --help, bad count
+//       int status;                      // --help prints the usage and exits 0 (as in Kaldi)
+//       if (!po.ReadAndCheckArgs(argc, argv, 2, 2, &status)) return status;  // wrong count: 2
 //       std::string in = po.GetArg(1), out = po.GetArg(2);
 //       ...
 //     } catch (const std::exception& e) {                 // unknown option, malformed value, ...
@@ -29,7 +29,8 @@
 //   --config=FILE    reads FILE first (see ReadConfigFile); may be repeated, files are read in
 //                    order, and options given on the command line override them wherever they
 //                    appear.
-//   --help, -h       prints the usage and the options with their defaults; see HelpRequested().
+//   --help, -h       prints the usage and the options with their defaults, then exits the
+//                    process with status 0 (as Kaldi's Read does); see NOTE ON --help.
 //   --print-args     (default true, as in Kaldi) echoes the command line to the message stream.
 //   --verbose=N      sets the process-wide verbosity (SetVerboseLevel).
 //   --               ends the options; everything after it is positional.
@@ -37,15 +38,24 @@
 // begins the positional arguments, and every later argument is positional even if it looks like
 // an option (as in Kaldi). --help and -h are honoured anywhere before a lone "--".
 //
-// NOTE ON --help: Kaldi's Read() exits the process after printing the help. A library must not
-// end its host process, so here Read() prints the help, applies nothing, and returns;
-// HelpRequested() then says so and the tool returns 0 itself. ReadAndCheckArgs() wraps this and
-// the positional-count check in one call. Nothing in this file calls exit() or abort().
+// NOTE ON --help: as in Kaldi, Read() prints the help and then calls std::exit(0), so a ported
+// Kaldi main() behaves as it did. A program that must not be ended inside Read() (it owns
+// resources to release, or it is a test) calls SetExitOnHelp(false) first: Read() then prints
+// the help, applies nothing and returns, HelpRequested() says so, and the program returns 0
+// itself (cuctx's bin/ tools do this through cutool's RunTool). Exiting after --help is the only
+// exit() in this file; nothing here calls abort().
 //
 // Errors: an unknown option, a malformed value ("--num=abc", "--flag=maybe", an int32 that
-// overflows, a negative uint32, "--x=1.5x" for a float), a bad config line and an out-of-range
-// GetArg() throw cuctx::Error whose message names the option (or file and line) and the bad value.
-// Misuse of the API (null pointer, empty or malformed name) also throws cuctx::Error.
+// overflows, a negative uint32, "--x=1.5x" for a float), a non-finite float or double value
+// ("--scale=nan", "--scale=inf": no option takes one; a program that needs "no limit" registers a
+// large finite default or a string), a bad config line, a failed validator (RegisterValidator)
+// and an out-of-range GetArg() throw cuctx::Error whose message names the option (or file and
+// line) and the bad value. Misuse of the API (null pointer, empty or malformed name) also throws
+// cuctx::Error.
+//
+// --help lists the caller's options under "Options:", then each section named with
+// SetHelpSection() (e.g. the --cuda-* device options) in the order the sections were begun, then
+// the standard options.
 //
 // Thread-safety: a ParseOptions object belongs to one thread. Read() also sets two process-wide
 // values, the program name (from argv[0]) and, with --verbose, the verbosity.
@@ -55,6 +65,7 @@
 #include "base/options-itf.h"
 #include "base/types.h"
 
+#include <functional>
 #include <map>
 #include <ostream>
 #include <string>
@@ -99,6 +110,19 @@ class ParseOptions : public OptionsItf {
   void Register(const std::string& name, double* ptr, const std::string& doc) override;
   void Register(const std::string& name, std::string* ptr, const std::string& doc) override;
 
+  // Forwarding parsers pass the validator on to their target.
+  void RegisterValidator(const std::function<void()>& validate) override;
+
+  // Options registered after this call are listed in --help under their own heading `title`
+  // (e.g. "Device options"), after the main "Options:" block; "" goes back to the main block.
+  // Registering into a title used before adds to that section; "Standard options" is the block of
+  // --config, --help, --print-args and --verbose. Throws on a forwarding parser.
+  void SetHelpSection(const std::string& title);
+
+  // Whether Read() ends the process with std::exit(0) after printing --help (default true, as in
+  // Kaldi). With false, Read() returns and HelpRequested() is true. See NOTE ON --help.
+  void SetExitOnHelp(bool exit_on_help) { exit_on_help_ = exit_on_help; }
+
   // Removes a registered option before Read(), so that using it becomes an "unknown option" error
   // and --help no longer lists it. Throws if no such option is registered.
   void DisableOption(const std::string& name);
@@ -118,8 +142,9 @@ class ParseOptions : public OptionsItf {
 
   // Tool helper: Read(), then check that NumArgs() is within [min_args, max_args] (max_args < 0:
   // no upper bound). Returns true when the tool should go on. Returns false when it should return
-  // *exit_status from main at once: 0 after --help, 2 after printing the usage and a line
-  // "expected ... positional arguments, got N". Bad options still throw cuctx::Error.
+  // *exit_status from main at once: 0 after --help (with SetExitOnHelp(false); otherwise --help
+  // has exited already), 2 after printing the usage and a line "expected ... positional
+  // arguments, got N". Bad options still throw cuctx::Error.
   bool ReadAndCheckArgs(int argc, const char* const argv[], int min_args, int max_args,
                         int* exit_status);
 
@@ -128,6 +153,7 @@ class ParseOptions : public OptionsItf {
   // "--config=other" line reads that file in turn (nesting depth at most 16). Throws cuctx::Error
   // naming the file and the 1-based line number on a line that does not start with "--", an
   // unknown option, a malformed value or "--help"; and naming the file if it cannot be opened.
+  // Runs the validators afterwards, as Read() does.
   void ReadConfigFile(const std::string& filename);
 
   // Positional arguments, counted from 1 as in Kaldi (GetArg(1) is the first after the options).
@@ -162,6 +188,7 @@ class ParseOptions : public OptionsItf {
     std::string doc;
     std::string default_text;  // formatted at registration, as --help shows it
     bool standard;             // one of config/help/print-args/verbose
+    std::string section;       // the --help heading it is listed under ("" = "Options:")
   };
 
   template <typename T>
@@ -172,6 +199,7 @@ class ParseOptions : public OptionsItf {
   void SetOption(const std::string& arg, const std::string& where, int config_depth);
   void ReadConfigFileAtDepth(const std::string& filename, int config_depth);
   void CheckRoot(const char* what) const;
+  void RunValidators() const;
 
   std::string usage_;
   std::string prefix_;           // non-empty only in a forwarding adaptor
@@ -180,6 +208,10 @@ class ParseOptions : public OptionsItf {
   std::vector<std::string> positional_args_;
   std::vector<std::string> command_line_;
   std::ostream* message_stream_;
+  std::vector<std::function<void()>> validators_;
+  std::string section_;                // where Register() puts options now (SetHelpSection)
+  std::vector<std::string> sections_;  // the named --help sections, in the order begun
+  bool exit_on_help_ = true;
 
   // The standard options.
   std::string config_;

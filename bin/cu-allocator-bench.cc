@@ -16,6 +16,7 @@
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-pinned.h"
+#include "cutool/tool.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -605,43 +606,29 @@ int main(int argc, char* argv[]) {
       "ratio > 1 means cuctx is better.\n"
       "Usage: cu-allocator-bench [options] [trace-file ...]\n"
       "Exit status: 0 done, 1 error, 2 usage error, 3 no usable GPU.\n";
-  ParseOptions po(usage);
-  std::string use_gpu = "yes";
   int32 threads = 8;
   int32 copy_mb = 64;
   double budget = 0.2;
   bool csv = false;
   std::string only;
-  po.Register("use-gpu", &use_gpu, "yes|wait: the benchmark needs a GPU");
-  po.Register("threads", &threads, "threads for the multi-thread pair benchmark");
-  po.Register("copy-mb", &copy_mb, "size of the host<->device copies, MiB");
-  po.Register("budget", &budget, "seconds spent per pair-latency case at most");
-  po.Register("csv", &csv, "print the final table as CSV");
-  po.Register("only", &only, "run one group: pair, replay, growth, copy or thread (default all)");
-  CuDevice::RegisterCuAllocatorOptions(&po);
-  try {
-    po.Read(argc, argv);
-    if (po.HelpRequested()) return 0;
-    if (threads < 1 || threads > 256) CUCTX_ERR << "--threads must be in [1, 256], got " << threads;
-    if (copy_mb < 1) CUCTX_ERR << "--copy-mb must be >= 1, got " << copy_mb;
+  auto register_options = [&](ParseOptions* po) {
+    po->Register("threads", &threads, "threads for the multi-thread pair benchmark");
+    po->Register("copy-mb", &copy_mb, "size of the host<->device copies, MiB");
+    po->Register("budget", &budget, "seconds spent per pair-latency case at most");
+    po->Register("csv", &csv, "print the final table as CSV");
+    po->Register("only", &only,
+                 "run one group: pair, replay, growth, copy or thread (default all)");
+  };
+  auto body = [&](const ToolArgs& args) {
+    if (threads < 1 || threads > 256)
+      throw ToolUsageError("--threads must be in [1, 256], got " + std::to_string(threads));
+    if (copy_mb < 1) throw ToolUsageError("--copy-mb must be >= 1, got " + std::to_string(copy_mb));
     if (!only.empty() && only != "pair" && only != "replay" && only != "growth" && only != "copy" &&
         only != "thread")
-      CUCTX_ERR << "--only must be pair, replay, growth, copy or thread, got '" << only << "'";
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cu-allocator-bench: %s\n", e.what());
-    return 2;
-  }
-  try {
+      throw ToolUsageError("--only must be pair, replay, growth, copy or thread, got '" + only +
+                           "'");
+    RequireToolGpu(args);
     CuDevice& device = CuDevice::Instantiate();
-    try {
-      device.SelectGpuId(use_gpu);
-    } catch (const std::exception&) {
-      return 3;
-    }
-    if (!device.Enabled()) {
-      std::fprintf(stderr, "cu-allocator-bench needs a GPU\n");
-      return 3;
-    }
     device.AllowMultithreading();
     const CuDeviceProperties& p = device.Properties();
     std::printf(
@@ -650,7 +637,7 @@ int main(int argc, char* argv[]) {
         p.name.c_str(), p.major, p.minor, p.driver_version, p.runtime_version, ClockOverheadUs());
     Table table;
     std::vector<std::string> traces;
-    for (int i = 1; i <= po.NumArgs(); ++i) traces.push_back(po.GetArg(i));
+    for (int i = 1; i <= args.NumArgs(); ++i) traces.push_back(args.Arg(i));
     if (only.empty() || only == "pair") {
       std::vector<size_t> sizes = {256, 4096, 65536, 1u << 20, 16u << 20, 256u << 20};
       PairBenchmarks(sizes, threads, budget, &table);
@@ -661,9 +648,8 @@ int main(int argc, char* argv[]) {
     if (only.empty() || only == "thread") ThreadStartBenchmarks(&table);
     table.Print(csv);
     device.PrintMemoryUsage();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cu-allocator-bench: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return kToolExitOk;
+  };
+  ToolSpec spec{usage, 0, -1, ToolGpu::kOptionsOnly, "yes"};
+  return RunTool(argc, argv, spec, register_options, body);
 }

@@ -267,7 +267,7 @@ int Run(const Options& o) {
   }
   if (visible == 0) {
     std::fprintf(stderr, "cu-data-parallel-example: no GPU visible\n");
-    return 3;
+    return kToolExitNoGpu;
   }
   if (o.nranks > 0)
     return o.use_double ? RunProcess<double>(o, visible) : RunProcess<float>(o, visible);
@@ -275,7 +275,7 @@ int Run(const Options& o) {
   if (n > visible) {
     std::fprintf(stderr, "cu-data-parallel-example: --gpus=%d but only %d GPU(s) are visible\n", n,
                  visible);
-    return 3;
+    return kToolExitNoGpu;
   }
   return o.use_double ? RunThreads<double>(o, n) : RunThreads<float>(o, n);
 }

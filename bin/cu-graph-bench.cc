@@ -16,6 +16,7 @@
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-vector.h"
+#include "cutool/tool.h"
 #include "matrix/matrix.h"
 
 #include <cuda_runtime.h>
@@ -136,40 +137,19 @@ int main(int argc, char* argv[]) {
       "the graph's memory with the eager peak. Prints one table; ratio > 1 means the graph wins.\n"
       "Usage: cu-graph-bench [options]\n"
       "Exit status: 0 done, 1 error, 2 usage error, 3 no usable GPU.\n";
-  ParseOptions po(usage);
-  std::string use_gpu = "yes";
   int32 layers = 8;
   double budget = 1.0;
   bool csv = false;
-  po.Register("use-gpu", &use_gpu, "yes|wait: the benchmark needs a GPU");
-  po.Register("layers", &layers, "layers in the step");
-  po.Register("budget", &budget, "seconds spent per size at most (roughly)");
-  po.Register("csv", &csv, "print the final table as CSV");
-  CuDevice::RegisterCuAllocatorOptions(&po);
-  try {
-    po.Read(argc, argv);
-    if (po.HelpRequested()) return 0;
-    if (layers < 1 || layers > 64) CUCTX_ERR << "--layers must be in [1, 64], got " << layers;
-    if (po.NumArgs() != 0) {
-      po.PrintUsage();
-      return 2;
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cu-graph-bench: %s\n", e.what());
-    return 2;
-  }
-  try {
-    CuDevice& device = CuDevice::Instantiate();
-    try {
-      device.SelectGpuId(use_gpu);
-    } catch (const std::exception&) {
-      return 3;
-    }
-    if (!device.Enabled()) {
-      std::fprintf(stderr, "cu-graph-bench needs a GPU\n");
-      return 3;
-    }
-    const CuDeviceProperties& p = device.Properties();
+  auto register_options = [&](ParseOptions* po) {
+    po->Register("layers", &layers, "layers in the step");
+    po->Register("budget", &budget, "seconds spent per size at most (roughly)");
+    po->Register("csv", &csv, "print the final table as CSV");
+  };
+  auto body = [&](const ToolArgs& args) {
+    if (layers < 1 || layers > 64)
+      throw ToolUsageError("--layers must be in [1, 64], got " + std::to_string(layers));
+    RequireToolGpu(args);
+    const CuDeviceProperties& p = CuDevice::Instantiate().Properties();
     std::printf("cu-graph-bench: %s (cc %d.%d), driver %d, runtime %d, %d layers\n", p.name.c_str(),
                 p.major, p.minor, p.driver_version, p.runtime_version, layers);
     Table table;
@@ -177,9 +157,8 @@ int main(int argc, char* argv[]) {
     RunSize(128, 1024, layers, budget, &table);
     RunSize(512, 2048, layers, budget, &table);
     table.Print(csv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cu-graph-bench: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return kToolExitOk;
+  };
+  ToolSpec spec{usage, 0, 0, ToolGpu::kOptionsOnly, "yes"};
+  return RunTool(argc, argv, spec, register_options, body);
 }

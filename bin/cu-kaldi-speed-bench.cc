@@ -2,7 +2,8 @@
 // Kaldi's way, with the ratio to the figure Kaldi printed on an NVIDIA H100.
 // SPDX-License-Identifier: Apache-2.0
 //
-// WHAT: every row of the Kaldi table (default tests/data/kaldi-speed-h100.tsv; columns op, dim,
+// WHAT: every row of the Kaldi table (default kaldi-speed-h100.tsv from tests/data, or from
+// PREFIX/share/cuctx when installed: see FindToolDataFile in cutool/tool.h; columns op, dim,
 // kaldi_speed, unit) names one test of Kaldi's cu-matrix-speed-test or cu-vector-speed-test by the
 // label Kaldi logs (e.g. "CuMatrix::AddDiagVecMat<float>[trans]", "CuVector::CopyFromVec<float>
 // to <double>") and one size ("256", or "128, 32" for the CuVector::AddDiagMatMat shape test).
@@ -79,7 +80,8 @@ const char* kUsage =
     "Usage: cu-kaldi-speed-bench [options]\n"
     " e.g.: cu-kaldi-speed-bench --only=AddMatMat,Softmax --dims=256,1024\n"
     "       cu-kaldi-speed-bench --use-gpu=no --time=0.001 --dims=16,64   (CPU smoke test)\n"
-    "Exit status: 0 done, 1 error (no GPU with --use-gpu=yes, unreadable table), 2 usage error.\n";
+    "Exit status: 0 done, 1 error (unreadable table), 2 usage error, 3 no usable GPU with\n"
+    "--use-gpu=yes.\n";
 
 constexpr double kKaldiDefaultBudget = 0.025;  // seconds; what --time=0.025 reproduces
 constexpr double kTargetGeomean = 1.2;
@@ -792,7 +794,7 @@ void WriteTsv(const std::string& path, const std::vector<Result>& results) {
 }
 
 struct Options {
-  std::string kaldi_tsv = "tests/data/kaldi-speed-h100.tsv";
+  std::string kaldi_tsv = "kaldi-speed-h100.tsv";  // found by FindToolDataFile
   double time = kKaldiDefaultBudget;
   int32 passes = 1;
   std::string only, dims, tsv_out;
@@ -926,7 +928,7 @@ std::string FormatNumber(double x) {
   return os.str();
 }
 
-int Body(const Options& opts) {
+int Body(const ToolArgs& args, const Options& opts) {
   if (!(opts.time > 0 && opts.time <= 10))
     throw ToolUsageError("--time must be in (0, 10] seconds, got " + FormatNumber(opts.time));
   if (opts.passes < 1 || opts.passes > 20)
@@ -942,7 +944,8 @@ int Body(const Options& opts) {
   const std::vector<std::string> only = SplitList(opts.only);
 
   std::vector<std::string> header;
-  const std::vector<KaldiRow> table = ReadKaldiTable(opts.kaldi_tsv, &header);
+  const std::string kaldi_tsv = FindToolDataFile(opts.kaldi_tsv);
+  const std::vector<KaldiRow> table = ReadKaldiTable(kaldi_tsv, &header);
   std::vector<KaldiRow> rows;
   for (const KaldiRow& k : table) {
     bool keep = only.empty();
@@ -953,9 +956,9 @@ int Body(const Options& opts) {
         keep = false;
     if (keep) rows.push_back(k);
   }
-  if (rows.empty())
-    throw ToolUsageError("no row of '" + opts.kaldi_tsv + "' matches --only / --dims");
+  if (rows.empty()) throw ToolUsageError("no row of '" + kaldi_tsv + "' matches --only / --dims");
 
+  SelectToolGpu(args);
   Registry registry;
   AddMatrixTests<float>(&registry);
   AddMatrixTests<double>(&registry);
@@ -974,8 +977,8 @@ int Body(const Options& opts) {
         "GPU figures mean nothing\n",
         device.NoGpuReason().c_str());
   }
-  std::printf("Kaldi figures from %s (%zu of %zu rows selected):\n", opts.kaldi_tsv.c_str(),
-              rows.size(), table.size());
+  std::printf("Kaldi figures from %s (%zu of %zu rows selected):\n", kaldi_tsv.c_str(), rows.size(),
+              table.size());
   for (const std::string& h : header) std::printf("  %s\n", h.c_str());
   const double scale = opts.time / kKaldiDefaultBudget;
   std::printf(
@@ -1005,12 +1008,15 @@ int Body(const Options& opts) {
 
 int main(int argc, char* argv[]) {
   cuctx::Options opts;
-  cuctx::ToolSpec spec{cuctx::kUsage, 0, 0, cuctx::ToolGpu::kSelect, "yes"};
+  // The device is selected after the table is read (Body), so a missing table is found first.
+  cuctx::ToolSpec spec{cuctx::kUsage, 0, 0, cuctx::ToolGpu::kOptionsOnly, "yes"};
   return cuctx::RunTool(
       argc, argv, spec,
       [&](cuctx::ParseOptions* po) {
         po->Register("kaldi-tsv", &opts.kaldi_tsv,
-                     "Kaldi's figures: op, dim, kaldi_speed, unit (tab-separated, '#' comments)");
+                     "Kaldi's figures: op, dim, kaldi_speed, unit (tab-separated, '#' comments); "
+                     "a bare file name is also looked for in the data shipped with cuctx "
+                     "(tests/data, PREFIX/share/cuctx)");
         po->Register("time", &opts.time,
                      "Seconds per row for a test whose Kaldi budget is 25 ms; the others scale "
                      "with it (0.025 = Kaldi's budgets)");
@@ -1025,5 +1031,5 @@ int main(int argc, char* argv[]) {
         po->Register("tsv-out", &opts.tsv_out,
                      "Also write op, dim, cuctx, kaldi, ratio as TSV to this file");
       },
-      [&](const cuctx::ToolArgs&) { return cuctx::Body(opts); });
+      [&](const cuctx::ToolArgs& args) { return cuctx::Body(args, opts); });
 }

@@ -23,6 +23,7 @@
 #include "cudamatrix/internal/cu-blas-wrappers.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/pinned-matrix.h"
+#include "cutool/tool.h"
 #include "matrix/matrix.h"
 #include "matrix/sparse-matrix.h"
 
@@ -623,58 +624,45 @@ int main(int argc, char* argv[]) {
       "cuctx / baseline throughput (1.0 = as fast as the baseline).\n"
       "Usage: cu-matrix-bench [options]\n"
       "Exit status: 0 done, 1 error, 2 usage error, 3 no usable GPU.\n";
-  ParseOptions po(usage);
-  std::string use_gpu = "yes", shapes_text = "4096x4096,16384x4096", precision = "both", only;
+  std::string shapes_text = "4096x4096,16384x4096", precision = "both", only;
   double budget = 0.1;
   bool csv = false;
   std::string solver_sizes = "1024,4096";
-  po.Register("use-gpu", &use_gpu, "yes|wait: the benchmark needs a GPU");
-  po.Register("shapes", &shapes_text, "matrix shapes ROWSxCOLS, comma-separated");
-  po.Register("precision", &precision, "float, double or both");
-  po.Register("only", &only,
-              "run one family: copy, elementwise, reduce, softmax, gather, blas, host, solver, "
-              "sparse, lstm, latency (host cost per call of small ops) or profile (the same with "
-              "per-op profiling on and off); default all");
-  po.Register("budget", &budget, "seconds of GPU time per case (about)");
-  po.Register("csv", &csv, "print the final table as CSV");
-  po.Register("solver-sizes", &solver_sizes,
-              "matrix sizes n of the solver rows (Cholesky, SymInvertPosDef), comma-separated");
-  CuDevice::RegisterDeviceOptions(&po);
-  CuDevice::RegisterCuAllocatorOptions(&po);
-  std::vector<std::pair<MatrixIndexT, MatrixIndexT>> shapes;
-  try {
-    po.Read(argc, argv);
-    if (po.HelpRequested()) return 0;
-    if (po.NumArgs() != 0)
-      CUCTX_ERR << "takes no positional arguments (got " << po.NumArgs() << ")";
-    shapes = ParseShapes(shapes_text);
+  auto register_options = [&](ParseOptions* po) {
+    po->Register("shapes", &shapes_text, "matrix shapes ROWSxCOLS, comma-separated");
+    po->Register("precision", &precision, "float, double or both");
+    po->Register(
+        "only", &only,
+        "run one family: copy, elementwise, reduce, softmax, gather, blas, host, solver, "
+        "sparse, lstm, latency (host cost per call of small ops) or profile (the same with "
+        "per-op profiling on and off); default all");
+    po->Register("budget", &budget, "seconds of GPU time per case (about)");
+    po->Register("csv", &csv, "print the final table as CSV");
+    po->Register("solver-sizes", &solver_sizes,
+                 "matrix sizes n of the solver rows (Cholesky, SymInvertPosDef), comma-separated");
+  };
+  auto body = [&](const ToolArgs& args) {
+    std::vector<std::pair<MatrixIndexT, MatrixIndexT>> shapes;
+    try {
+      shapes = ParseShapes(shapes_text);
+      ParseShapes(SquareShapes(solver_sizes));
+    } catch (const Error& e) {
+      throw ToolUsageError(e.what());
+    }
     if (precision != "float" && precision != "double" && precision != "both")
-      CUCTX_ERR << "--precision must be float, double or both, got '" << precision << "'";
+      throw ToolUsageError("--precision must be float, double or both, got '" + precision + "'");
     const std::vector<std::string> families = {
         "",     "copy",   "elementwise", "reduce", "softmax", "gather", "blas",
         "host", "solver", "sparse",      "lstm",   "latency", "profile"};
     if (std::find(families.begin(), families.end(), only) == families.end())
-      CUCTX_ERR << "--only must be copy, elementwise, reduce, softmax, gather, blas, host, solver, "
-                   "sparse, lstm, latency or profile, "
-                << "got '" << only << "'";
-    ParseShapes(SquareShapes(solver_sizes));
-    if (!(budget > 0 && budget <= 10)) CUCTX_ERR << "--budget must be in (0, 10], got " << budget;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cu-matrix-bench: %s\n", e.what());
-    return 2;
-  }
-  try {
+      throw ToolUsageError(
+          "--only must be copy, elementwise, reduce, softmax, gather, blas, host, solver, "
+          "sparse, lstm, latency or profile, got '" +
+          only + "'");
+    if (!(budget > 0 && budget <= 10))
+      throw ToolUsageError("--budget must be in (0, 10], got " + std::to_string(budget));
+    RequireToolGpu(args);
     CuDevice& device = CuDevice::Instantiate();
-    try {
-      device.SelectGpuId(use_gpu);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "cu-matrix-bench: no usable GPU: %s\n", e.what());
-      return 3;
-    }
-    if (!device.Enabled()) {
-      std::fprintf(stderr, "cu-matrix-bench: needs a GPU\n");
-      return 3;
-    }
     const CuDeviceProperties& p = device.Properties();
     std::printf("cu-matrix-bench: %s (cc %d.%d, %d SMs), driver %d, runtime %d\n", p.name.c_str(),
                 p.major, p.minor, p.multiprocessors, p.driver_version, p.runtime_version);
@@ -710,10 +698,8 @@ int main(int argc, char* argv[]) {
       }
     }
     table.Print(csv);
-    if (GetVerboseLevel() >= 1) device.PrintProfile();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cu-matrix-bench: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return kToolExitOk;
+  };
+  ToolSpec spec{usage, 0, 0, ToolGpu::kOptionsOnly, "yes"};
+  return RunTool(argc, argv, spec, register_options, body);
 }

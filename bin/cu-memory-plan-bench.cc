@@ -13,6 +13,7 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-memory-plan.h"
 #include "cudamatrix/cu-planned-scope.h"
+#include "cutool/tool.h"
 
 #include <cuda_runtime.h>
 
@@ -210,31 +211,24 @@ int main(int argc, char* argv[]) {
       "and the nnet step run under its plan (wall time, memory). Prints one table.\n"
       "Usage: cu-memory-plan-bench [options]\n"
       "Exit status: 0 done, 1 error, 2 usage error, 3 no usable GPU.\n";
-  ParseOptions po(usage);
-  std::string use_gpu = "yes";
-  std::string trace = "tests/data/synthetic-nnet3.trace";
+  std::string trace = "synthetic-nnet3.trace";
   int32 layers = 8;
   bool csv = false;
-  po.Register("use-gpu", &use_gpu, "yes|wait: the benchmark needs a GPU");
-  po.Register("trace", &trace, "a one-thread allocator trace to plan (empty: skip)");
-  po.Register("layers", &layers, "layers of the nnet step");
-  po.Register("csv", &csv, "print the final table as CSV");
-  CuDevice::RegisterCuAllocatorOptions(&po);
-  try {
-    po.Read(argc, argv);
-    if (po.HelpRequested()) return 0;
-    if (layers < 1 || layers > 64) CUCTX_ERR << "--layers must be in [1, 64], got " << layers;
-    if (po.NumArgs() != 0) {
-      po.PrintUsage();
-      return 2;
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cu-memory-plan-bench: %s\n", e.what());
-    return 2;
-  }
-  try {
+  auto register_options = [&](ParseOptions* po) {
+    po->Register("trace", &trace,
+                 "a one-thread allocator trace to plan (empty: skip); a bare file name is also "
+                 "looked for in the data shipped with cuctx (tests/data, PREFIX/share/cuctx)");
+    po->Register("layers", &layers, "layers of the nnet step");
+    po->Register("csv", &csv, "print the final table as CSV");
+  };
+  auto body = [&](const ToolArgs& args) {
+    if (layers < 1 || layers > 64)
+      throw ToolUsageError("--layers must be in [1, 64], got " + std::to_string(layers));
     Table table;
-    if (!trace.empty()) PlanRows(trace, CuMemoryPlan::FromTraceFile(trace), &table);
+    if (!trace.empty()) {
+      const std::string path = FindToolDataFile(trace);
+      PlanRows(path, CuMemoryPlan::FromTraceFile(path), &table);
+    }
     {
       const std::string t = SyntheticTrace(10000, 3);
       std::istringstream in(t);
@@ -245,17 +239,8 @@ int main(int argc, char* argv[]) {
                  "parse + plan", total_ms, total_ms / (plan.PlanningSeconds() * 1e3), "<= 50 ms"});
       PlanRows("synthetic 10,000 allocations", plan, &table);
     }
-    CuDevice& device = CuDevice::Instantiate();
-    try {
-      device.SelectGpuId(use_gpu);
-    } catch (const std::exception&) {
-      return 3;
-    }
-    if (!device.Enabled()) {
-      std::fprintf(stderr, "cu-memory-plan-bench needs a GPU\n");
-      return 3;
-    }
-    const CuDeviceProperties& p = device.Properties();
+    RequireToolGpu(args);
+    const CuDeviceProperties& p = CuDevice::Instantiate().Properties();
     std::printf("cu-memory-plan-bench: %s (cc %d.%d)\n", p.name.c_str(), p.major, p.minor);
     // Steps first, in increasing size, so that the allocator's peak after each is that step's.
     StepRows(32, 256, layers, &table);
@@ -263,9 +248,8 @@ int main(int argc, char* argv[]) {
     StepRows(512, 2048, layers, &table);
     AllocationCostRows(&table);
     table.Print(csv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cu-memory-plan-bench: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+    return kToolExitOk;
+  };
+  ToolSpec spec{usage, 0, 0, ToolGpu::kOptionsOnly, "yes"};
+  return RunTool(argc, argv, spec, register_options, body);
 }

@@ -11,10 +11,12 @@
 
 namespace {
 
-// Kaldi's exit codes for this tool; 2 is cuctx::kToolExitUsage.
+// Exit codes: Kaldi's 1 for a build without CUDA; 2 is cuctx::kToolExitUsage; no usable GPU is
+// cuctx's kToolExitNoGpu (3) as in every tool (Kaldi's cuda-gpu-available returns -1, i.e. 255,
+// which collides with scripts' "-1" conventions).
 constexpr int kExitOk = 0;
 constexpr int kExitNoCuda = 1;
-constexpr int kExitNoGpu = 255;
+constexpr int kExitNoGpu = cuctx::kToolExitNoGpu;
 
 const char* kUsage =
     "Checks whether a usable CUDA GPU is present: selects one as --use-gpu says, prints the host,\n"
@@ -22,7 +24,7 @@ const char* kUsage =
     "\n"
     "Usage: cuda-gpu-available [options]\n"
     "Exit status: 0 the GPU works (or, with --use-gpu=optional|no, the CPU computation passed);\n"
-    "  1 cuctx was built without CUDA; 2 usage error; 255 no usable GPU or the computation "
+    "  1 cuctx was built without CUDA; 2 usage error; 3 no usable GPU or the computation "
     "failed.\n";
 
 std::string FormatVersion(int v) {
@@ -54,10 +56,10 @@ int Body(const cuctx::ToolArgs& args) {
   try {
     device.SelectGpuId(args.UseGpu());
   } catch (const std::exception& e) {
-    std::printf("GPU: none: %s\n", e.what());
+    std::printf("GPU: none: %s\n", cuctx::ToolMessage(e.what()).c_str());
     return CUCTX_HAVE_CUDA ? kExitNoGpu : kExitNoCuda;
   }
-  // Every failure from here on means the device (or the CPU fallback) does not work: 255, not the
+  // Every failure from here on means the device (or the CPU fallback) does not work: 3, not the
   // generic 1, which this tool reserves for "built without CUDA".
   try {
     if (device.Enabled())
@@ -69,7 +71,7 @@ int Body(const cuctx::ToolArgs& args) {
     if (!check.passed) return kExitNoGpu;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "cuda-gpu-available: %s\n", e.what());
+    std::fprintf(stderr, "cuda-gpu-available: %s\n", cuctx::ToolMessage(e.what()).c_str());
     return kExitNoGpu;
   }
   return kExitPassed;

@@ -16,7 +16,9 @@ const char* kUsage =
     "Prints facts about a matrix in Kaldi's format, one per line as \"name: value\":\n"
     "rows, cols, format (binary|text), precision (float|double; text has none), compression\n"
     "(none|CM|CM2|CM3), then min, max and mean over the values that are not NaN (n/a if there\n"
-    "are none), nan-count and inf-count.\n"
+    "are none; the mean is inf or -inf when infinities of one sign are among them, and\n"
+    "\"n/a (+inf and -inf)\" when both signs are, as their sum has no value), nan-count and\n"
+    "inf-count.\n"
     "\n"
     "Usage: matrix-info [options] <matrix-in>   (\"-\" is stdin)\n"
     "Exit status: 0 printed; 1 the input could not be read or is malformed; 2 usage error.\n";
@@ -74,7 +76,7 @@ int Info(const cuctx::ToolArgs& args) {
   const Storage& storage = stored.storage;
 
   double min = INFINITY, max = -INFINITY, sum = 0.0;
-  cuctx::int64 nan_count = 0, inf_count = 0, finite_or_inf = 0;
+  cuctx::int64 nan_count = 0, pos_inf_count = 0, neg_inf_count = 0, finite_or_inf = 0;
   for (cuctx::MatrixIndexT r = 0; r < m.NumRows(); ++r) {
     const double* row = m.RowData(r);
     for (cuctx::MatrixIndexT c = 0; c < m.NumCols(); ++c) {
@@ -83,7 +85,7 @@ int Info(const cuctx::ToolArgs& args) {
         ++nan_count;
         continue;
       }
-      if (std::isinf(x)) ++inf_count;
+      if (std::isinf(x)) ++(x > 0 ? pos_inf_count : neg_inf_count);
       min = std::fmin(min, x);
       max = std::fmax(max, x);
       sum += x;
@@ -96,9 +98,12 @@ int Info(const cuctx::ToolArgs& args) {
   std::printf("precision: %s\ncompression: %s\n", storage.precision, storage.compression);
   PrintValue("min", any, min);
   PrintValue("max", any, max);
-  PrintValue("mean", any, any ? sum / static_cast<double>(finite_or_inf) : 0.0);
+  if (pos_inf_count > 0 && neg_inf_count > 0)
+    std::printf("mean: n/a (+inf and -inf)\n");
+  else
+    PrintValue("mean", any, any ? sum / static_cast<double>(finite_or_inf) : 0.0);
   std::printf("nan-count: %lld\ninf-count: %lld\n", static_cast<long long>(nan_count),
-              static_cast<long long>(inf_count));
+              static_cast<long long>(pos_inf_count + neg_inf_count));
   return cuctx::kToolExitOk;
 }
 

@@ -20,8 +20,8 @@ const char* kUsage =
     "\n"
     "Usage: matrix-multiply [options] <matrix-a> <matrix-b> <matrix-out>   (\"-\": stdin/stdout)\n"
     " e.g.: matrix-multiply --use-gpu=yes --transpose-b a.mat b.mat c.mat\n"
-    "Exit status: 0 written; 1 an input could not be read, the inner dimensions differ, no GPU\n"
-    "with --use-gpu=yes, or the output could not be written; 2 usage error.\n";
+    "Exit status: 0 written; 1 an input could not be read, the inner dimensions differ, or the\n"
+    "output could not be written; 2 usage error; 3 no usable GPU with --use-gpu=yes.\n";
 
 struct Options {
   bool transpose_a = false;

@@ -11,6 +11,9 @@ bin_TOOLS      += gpu-health-check.cc
 # static memory plans from allocator traces
 bin_TOOLS += cu-memory-plan.cc
 
+# host FFT benchmark (CPU only: srfft against the naive DFT, ComplexFft and memcpy)
+bin_TOOLS += fft-bench.cc
+
 bin_CUDA_TOOLS := cu-allocator-bench.cc
 
 # container benchmark

@@ -244,7 +244,7 @@ int Run(int gpus, const std::string& min_text, const std::string& max_text, int 
   const int visible = CuDevice::DeviceCount();
   if (visible == 0) {
     std::fprintf(stderr, "nccl-allreduce-bench: no GPU visible\n");
-    return 3;
+    return kToolExitNoGpu;
   }
   const int n = gpus == 0 ? visible : gpus;
   if (n > visible)

@@ -42,22 +42,30 @@ void CuAllocatorOptions::Register(OptionsItf* opts) {
   opts->Register("cuda-allocator-trace", &trace_file,
                  "Write every device Malloc/Free to this file as text (for "
                  "ReplayAllocatorTrace and the allocator benchmark)");
+  // A bad value is refused when the command line or config file is parsed, not later on the GPU
+  // host when the first allocator is made.
+  opts->RegisterValidator([this] { Check(); });
 }
 
 void CuAllocatorOptions::Check() const {
-  CUCTX_CHECK(backend == "caching" || backend == "async")
-      << "--cuda-allocator must be caching or async, got '" << backend << "'";
-  CUCTX_CHECK(upstream == "vmm" || upstream == "cuda")
-      << "--cuda-allocator-upstream must be vmm or cuda, got '" << upstream << "'";
-  CUCTX_CHECK(memory_proportion >= 0.0f && memory_proportion <= 0.99f)
-      << "--cuda-memory-proportion must be in [0, 0.99], got " << memory_proportion;
-  CUCTX_CHECK(region_quantum_mb >= 1 && region_quantum_mb <= (1 << 20))
-      << "--cuda-region-quantum-mb must be in [1, 1048576], got " << region_quantum_mb;
-  CUCTX_CHECK(thread_cache_mb >= 0 && thread_cache_mb <= 65536)
-      << "--cuda-allocator-thread-cache-mb must be in [0, 65536], got " << thread_cache_mb;
-  CUCTX_CHECK(thread_cache_large_blocks >= 0 && thread_cache_large_blocks <= 64)
-      << "--cuda-allocator-thread-cache-large-blocks must be in [0, 64], got "
-      << thread_cache_large_blocks;
+  if (backend != "caching" && backend != "async")
+    CUCTX_ERR << "invalid value '" << backend << "' for option --cuda-allocator: expected caching "
+              << "or async";
+  if (upstream != "vmm" && upstream != "cuda")
+    CUCTX_ERR << "invalid value '" << upstream << "' for option --cuda-allocator-upstream: "
+              << "expected vmm or cuda";
+  if (!(memory_proportion >= 0.0f && memory_proportion <= 0.99f))
+    CUCTX_ERR << "invalid value " << memory_proportion << " for option --cuda-memory-proportion: "
+              << "expected a fraction in [0, 0.99]";
+  if (region_quantum_mb < 1 || region_quantum_mb > (1 << 20))
+    CUCTX_ERR << "invalid value " << region_quantum_mb << " for option --cuda-region-quantum-mb: "
+              << "expected MiB in [1, 1048576]";
+  if (thread_cache_mb < 0 || thread_cache_mb > 65536)
+    CUCTX_ERR << "invalid value " << thread_cache_mb << " for option "
+              << "--cuda-allocator-thread-cache-mb: expected MiB in [0, 65536]";
+  if (thread_cache_large_blocks < 0 || thread_cache_large_blocks > 64)
+    CUCTX_ERR << "invalid value " << thread_cache_large_blocks << " for option "
+              << "--cuda-allocator-thread-cache-large-blocks: expected a count in [0, 64]";
 }
 
 }  // namespace cuctx

@@ -58,13 +58,15 @@ struct CuAllocatorOptions {
   int32 thread_cache_large_blocks = 2;
   std::string trace_file;
 
-  // Registers the options above under their --cuda-* names.
+  // Registers the options above under their --cuda-* names, and Check() as a validator, so that
+  // ParseOptions refuses a bad value when it parses it (without a GPU). This object must outlive
+  // opts.
   void Register(OptionsItf* opts);
 
-  // Throws cuctx::Error naming the option when a value is out of range: backend must be "caching"
-  // or "async", upstream must be "vmm" or "cuda", memory_proportion in [0, 0.99],
-  // region_quantum_mb in [1, 1048576], thread_cache_mb in [0, 65536], thread_cache_large_blocks
-  // in [0, 64].
+  // Throws cuctx::Error naming the option and the value when a value is out of range: backend
+  // must be "caching" or "async", upstream must be "vmm" or "cuda", memory_proportion in
+  // [0, 0.99], region_quantum_mb in [1, 1048576], thread_cache_mb in [0, 65536],
+  // thread_cache_large_blocks in [0, 64].
   void Check() const;
 
   // region_quantum_mb in bytes.

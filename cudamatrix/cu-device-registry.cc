@@ -83,7 +83,13 @@ int ChooseDevice(std::string* reason, bool* busy) {
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    *reason = "cudaGetDeviceCount failed: " + CudaReason(e);
+    // Without any NVIDIA driver the runtime reports an "insufficient" driver; say what is wrong.
+    int driver_version = -1;
+    if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver_version) == cudaSuccess &&
+        driver_version == 0)
+      *reason = "no NVIDIA driver found (libcuda.so.1 is not installed or cannot be loaded)";
+    else
+      *reason = "cudaGetDeviceCount failed: " + CudaReason(e);
     return -1;
   }
   if (count == 0) {

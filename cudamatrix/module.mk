@@ -8,7 +8,7 @@ cudamatrix_SRCS  += cu-allocator.cc cu-allocator-placement.cc cu-allocator-expan
                     cu-allocator-options.cc cu-allocator-cuda.cc cu-allocator-vmm.cc
 cudamatrix_CU    := cu-kernels-misc.cu cu-kernels-copy.cu cu-kernels-elementwise.cu \
                     cu-kernels-reduce.cu
-cudamatrix_TESTS := cu-device-test.cc cu-capture-gate-test.cc cu-allocator-test.cc cu-allocator-expandable-test.cc \
+cudamatrix_TESTS := cu-device-test.cc cu-capture-gate-test.cc cu-allocator-expandable-test.cc \
                     cu-allocator-vmm-test.cc \
                     cu-pinned-test.cc cu-copy-test.cc \
                     pinned-matrix-test.cc cu-array-test.cc cu-vector-test.cc cu-matrix-test.cc \
@@ -65,7 +65,12 @@ cudamatrix_SRCS  += cu-memory-plan.cc cu-allocator-trace.cc
 cudamatrix_TESTS += cu-memory-plan-test.cc
 cudamatrix_SRCS  += cu-allocator-async.cc
 cudamatrix_TESTS += cu-allocator-async-test.cc
-cudamatrix_TESTS += cu-graph-test.cc
+# the caching allocator over a host upstream, one topic per file
+cudamatrix_TESTS += cu-allocator-conformance-test.cc cu-allocator-placement-test.cc cu-allocator-threads-test.cc \
+                    cu-allocator-thread-cache-test.cc cu-allocator-growth-test.cc cu-allocator-trace-test.cc \
+                    cu-allocator-options-test.cc cu-allocator-invariants-test.cc
+cudamatrix_TESTS += cu-graph-basics-test.cc cu-graph-ops-test.cc cu-graph-memory-test.cc cu-graph-errors-test.cc \
+                    cu-graph-threads-test.cc
 # planned scopes: serving a repeated iteration from its memory plan
 cudamatrix_SRCS  += cu-planned-scope.cc
 cudamatrix_TESTS += cu-planned-scope-test.cc
@@ -75,3 +80,6 @@ cudamatrix_TESTS += cu-profile-test.cc
 # NCCL collectives on the Cu classes (libnccl loaded at run time)
 cudamatrix_SRCS  += cu-nccl.cc
 cudamatrix_TESTS += cu-nccl-test.cc
+
+# option parsing and range checks of the allocator options
+cudamatrix_TESTS += cu-allocator-options-parse-test.cc

@@ -11,6 +11,7 @@
 #include "cudamatrix/internal/cu-storage.h"
 #include "cutool/health-kernels.h"
 #include "cutool/nvml.h"
+#include "cutool/tool.h"
 #include "matrix/matrix.h"
 #include "matrix/vector.h"
 
@@ -56,7 +57,7 @@ std::vector<CheckResult> RunGuarded(const std::string& name,
   try {
     return check();
   } catch (const std::exception& e) {
-    return {MakeResult(name, false, NAN, std::string("error: ") + e.what(), "no error")};
+    return {MakeResult(name, false, NAN, "error: " + ToolMessage(e.what()), "no error")};
   }
 }
 
@@ -217,7 +218,7 @@ std::string HealthReport::Verdict() const {
 }
 
 int HealthReport::ExitCode() const {
-  if (no_gpu_) return 3;
+  if (no_gpu_) return kToolExitNoGpu;
   return Count(CheckStatus::kFail) > 0 ? 1 : 0;
 }
 
@@ -366,14 +367,21 @@ const char* TypeName() {
   return sizeof(Real) == sizeof(float) ? "float" : "double";
 }
 
-// Relative error bound of the element-wise and reduction comparisons: a few units of rounding of
-// Real, with room for a different summation order (tree on the GPU, sequential on the CPU).
+// Relative error bound (Frobenius norm of the difference over that of the long double reference)
+// of the softmax, sum and row-sum checks: float 1e-5 and double 1e-12, about 170 and 9000 units
+// of rounding of Real. A correct softmax is off by a few units per element (exp, the row sum, the
+// division); the sums leave room for the summation order (a tree on the GPU, another on the host).
 template <typename Real>
 double ComputeTolerance() {
   return sizeof(Real) == sizeof(float) ? 1e-5 : 1e-12;
 }
 
-std::string Where() { return CuDevice::Instantiate().Enabled() ? "GPU vs CPU" : "CPU vs CPU"; }
+// Every compute check compares the Cu result with a reference computed in the check itself in
+// long double, never with the library's own CPU path (which is what Cu ops fall back to).
+std::string Where() {
+  return CuDevice::Instantiate().Enabled() ? "GPU vs long double reference"
+                                           : "CPU fallback vs long double reference";
+}
 
 // rows x cols random values: standard normal times 4 (softmax inputs with a wide range), or
 // uniform in (0, 1) (positive, so that sums have no cancellation and a relative error is fair).
@@ -421,14 +429,26 @@ CheckResult CheckGemm(GemmPrecision precision, int32 n, uint64 seed) {
 template <typename Real>
 CheckResult CheckSoftMax(int32 rows, int32 cols, uint64 seed) {
   Matrix<Real> src = RandomHostMatrix<Real>(rows, cols, seed, false);
-  Matrix<Real> want(rows, cols, kUndefined), got(rows, cols, kUndefined);
-  want.SoftMaxPerRow(src);
+  // The reference, written out here: y_rc = exp(x_rc - max_r) / sum_c' exp(x_rc' - max_r), in
+  // long double, so that it shares no code and no rounding with Matrix::SoftMaxPerRow.
+  std::vector<long double> want(static_cast<size_t>(rows) * cols);
+  for (int32 r = 0; r < rows; ++r) {
+    long double max = src(r, 0), sum = 0;
+    for (int32 c = 1; c < cols; ++c) max = std::max<long double>(max, src(r, c));
+    for (int32 c = 0; c < cols; ++c) {
+      const long double e = std::exp(static_cast<long double>(src(r, c)) - max);
+      want[static_cast<size_t>(r) * cols + c] = e;
+      sum += e;
+    }
+    for (int32 c = 0; c < cols; ++c) want[static_cast<size_t>(r) * cols + c] /= sum;
+  }
+  Matrix<Real> got(rows, cols, kUndefined);
   CuMatrix<Real> cu_src(src), cu_out(rows, cols, kUndefined);
   cu_out.SoftMaxPerRow(cu_src);
   cu_out.CopyToMat(&got);
   double err = RelativeError<Real>(
       static_cast<int64>(rows) * cols, [&](int64 i) { return got(i / cols, i % cols); },
-      [&](int64 i) { return want(i / cols, i % cols); });
+      [&](int64 i) { return want[i]; });
   return JudgeCompute<Real>(std::string("softmax ") + TypeName<Real>(), err, rows, cols);
 }
 
@@ -763,10 +783,8 @@ bool SelectHealthCheckDevice(int32 device, const std::string& use_gpu, std::stri
     else
       cu_device.SelectGpuId(use_gpu);
   } catch (const std::exception& e) {
-    *why = e.what();
-    // The "[in Function at file:line]" suffix of cuctx errors means nothing to the tool's user.
-    const size_t where = why->rfind(" [in ");
-    if (where != std::string::npos && why->back() == ']') why->erase(where);
+    // As every tool's messages: the "[in Function at file:line]" origin only at --verbose >= 1.
+    *why = ToolMessage(e.what());
     return false;
   }
   if (!cu_device.Enabled()) {

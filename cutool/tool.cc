@@ -3,14 +3,19 @@
 #include "cutool/tool.h"
 
 #include "base/io-funcs.h"
+#include "base/version.h"
 #include "cudamatrix/cu-device.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <iostream>
 #include <new>
 #include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
@@ -43,33 +48,50 @@ class ScopedLogHandler {
   LogHandler previous_;
 };
 
-// One line for a message: newlines become "; ", and below --verbose=1 every " [in F at file:line]"
-// origin of a cuctx::Error is dropped (it points into our sources, which users do not need).
-std::string OneLine(const std::string& what) {
-  std::string text = what;
-  // A message may quote an inner error, so origins can appear mid-text too.
-  for (size_t origin = text.find(" [in "); GetVerboseLevel() < 1 && origin != std::string::npos;
-       origin = text.find(" [in ", origin)) {
-    size_t close = text.find(']', origin);
-    if (close != std::string::npos && text.find(" at ", origin) < close)
-      text.erase(origin, close + 1 - origin);
-    else
-      ++origin;
-  }
-  std::string out;
-  for (char c : text) {
-    if (c == '\n') {
-      if (!out.empty()) out += "; ";
-    } else if (c != '\r') {
-      out += c;
+// Reads file descriptor 0 through its own buffer and counts the bytes it has handed out, so that
+// tellg() on stdin gives a byte offset for messages (std::cin's buffer cannot tell a pipe's
+// position). Only "where am I" is answered; any real seek fails.
+class CountingStdinBuffer : public std::streambuf {
+ public:
+  CountingStdinBuffer() { setg(buffer_, buffer_, buffer_); }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    consumed_ += egptr() - eback();
+    ssize_t n;
+    do {
+      n = ::read(0, buffer_, sizeof(buffer_));
+    } while (n < 0 && errno == EINTR);
+    if (n <= 0) {
+      setg(buffer_, buffer_, buffer_);
+      return traits_type::eof();
     }
+    setg(buffer_, buffer_, buffer_ + n);
+    return traits_type::to_int_type(*gptr());
   }
-  while (out.size() >= 2 && out.compare(out.size() - 2, 2, "; ") == 0) out.resize(out.size() - 2);
-  return out;
+  pos_type seekoff(off_type off, std::ios_base::seekdir dir, std::ios_base::openmode) override {
+    if (off != 0 || dir != std::ios_base::cur) return pos_type(off_type(-1));
+    return pos_type(Position());
+  }
+  pos_type seekpos(pos_type pos, std::ios_base::openmode) override {
+    // Seeking to where the stream already is succeeds (callers restore a position they read).
+    return off_type(pos) == Position() ? pos : pos_type(off_type(-1));
+  }
+
+ private:
+  off_type Position() const { return consumed_ + (gptr() - eback()); }
+  char buffer_[1 << 16];
+  off_type consumed_ = 0;  // bytes before the current buffer
+};
+
+bool IsDirectory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 int Fail(const std::string& tool, const std::string& message, int status) {
-  std::fprintf(stderr, "%s: %s\n", tool.c_str(), OneLine(message).c_str());
+  std::fprintf(stderr, "%s: %s\n", tool.c_str(), ToolMessage(message).c_str());
   return status;
 }
 
@@ -78,11 +100,18 @@ bool IsStdStream(const std::string& name) { return name.empty() || name == "-"; 
 // Parses the command line and checks it. Returns true when the body should run; otherwise
 // *status is the exit status (0 after --help). Throws on bad options (the caller maps that to 2).
 bool ParseToolCommandLine(int argc, char* argv[], const ToolSpec& spec, ParseOptions* po,
-                          const std::string& use_gpu, int* status) {
+                          const std::string& use_gpu, const bool& version, int* status) {
   po->Read(argc, argv);
   *status = kToolExitOk;
   if (po->HelpRequested()) return false;
+  if (version) {
+    std::printf("%s (%s)\n", GetProgramName().c_str(), CuctxVersionString().c_str());
+    std::fflush(stdout);
+    return false;
+  }
   const int n = po->NumArgs();
+  // A bare call (too few arguments) shows the usage first, as Kaldi's tools do.
+  if (n < spec.min_args) po->PrintUsage();
   if (n < spec.min_args || (spec.max_args >= 0 && n > spec.max_args)) {
     std::ostringstream msg;
     msg << "expected ";
@@ -93,7 +122,7 @@ bool ParseToolCommandLine(int argc, char* argv[], const ToolSpec& spec, ParseOpt
     else
       msg << spec.min_args << " to " << spec.max_args;
     msg << " positional argument" << (spec.max_args == 1 ? "" : "s") << ", got " << n
-        << " (see --help)";
+        << (n < spec.min_args ? "" : " (see --help)");
     throw ToolUsageError(msg.str());
   }
   if (spec.gpu != ToolGpu::kNone && use_gpu != "yes" && use_gpu != "no" && use_gpu != "optional" &&
@@ -105,6 +134,44 @@ bool ParseToolCommandLine(int argc, char* argv[], const ToolSpec& spec, ParseOpt
 
 }  // namespace
 
+std::string CuctxVersionString() {
+  const std::string revision = CUCTX_REVISION;
+  return std::string("cuctx ") + CUCTX_VERSION + ", revision " +
+         (revision.empty() ? "unknown" : revision);
+}
+
+std::string ToolMessage(const std::string& what) {
+  std::string text = what;
+  // A message may quote an inner error, so origins can appear mid-text too.
+  for (size_t origin = text.find(" [in "); GetVerboseLevel() < 1 && origin != std::string::npos;
+       origin = text.find(" [in ", origin)) {
+    size_t close = text.find(']', origin);
+    if (close != std::string::npos && text.find(" at ", origin) < close)
+      text.erase(origin, close + 1 - origin);
+    else
+      ++origin;
+  }
+  std::string out;
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '\n') {
+      if (!out.empty()) out += "; ";
+    } else if (c == '\r') {
+      continue;
+    } else if (c < 0x20 || c == 0x7f) {
+      // A malformed input's bytes must not reach the terminal raw; bytes >= 0x80 stay (UTF-8).
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += ch;
+    }
+  }
+  while (out.size() >= 2 && out.compare(out.size() - 2, 2, "; ") == 0) out.resize(out.size() - 2);
+  return out;
+}
+
 int RunTool(int argc, char* argv[], const ToolSpec& spec, const ToolRegisterFn& register_options,
             const ToolBodyFn& body) {
   ScopedLogHandler log_handler(&ToolLogHandler);
@@ -112,28 +179,39 @@ int RunTool(int argc, char* argv[], const ToolSpec& spec, const ToolRegisterFn& 
   const std::string tool = GetProgramName().empty() ? "tool" : GetProgramName();
 
   std::string use_gpu = spec.gpu == ToolGpu::kNone ? "" : spec.default_use_gpu;
+  bool version = false;
   ParseOptions po(spec.usage);
+  // RunTool returns the --help status itself (it never calls exit()).
+  po.SetExitOnHelp(false);
   try {
+    if (register_options) register_options(&po);
     if (spec.gpu != ToolGpu::kNone) {
+      po.SetHelpSection("Device options");
       po.Register("use-gpu", &use_gpu, "yes|no|optional|wait: whether to use a GPU");
       CuDevice::RegisterDeviceOptions(&po);
+      po.SetHelpSection("Device memory options");
       CuDevice::RegisterCuAllocatorOptions(&po);
     }
-    if (register_options) register_options(&po);
+    po.SetHelpSection("Standard options");
+    po.Register("version", &version, "Print the cuctx version and revision, and stop");
+    po.SetHelpSection("");
     int status = kToolExitOk;
-    if (!ParseToolCommandLine(argc, argv, spec, &po, use_gpu, &status)) return status;
+    if (!ParseToolCommandLine(argc, argv, spec, &po, use_gpu, version, &status)) return status;
   } catch (const std::exception& e) {
     return Fail(tool, e.what(), kToolExitUsage);
   }
 
   int status = kToolExitFailure;
   try {
-    if (spec.gpu == ToolGpu::kSelect) CuDevice::Instantiate().SelectGpuId(use_gpu);
-    status = body(ToolArgs(&po, &use_gpu));
+    const ToolArgs args(&po, &use_gpu);
+    if (spec.gpu == ToolGpu::kSelect) SelectToolGpu(args);
+    status = body(args);
     std::fflush(stdout);
     std::cout.flush();
   } catch (const ToolUsageError& e) {
     return Fail(tool, e.what(), kToolExitUsage);
+  } catch (const ToolNoGpuError& e) {
+    return Fail(tool, std::string("no usable GPU: ") + e.what(), kToolExitNoGpu);
   } catch (const std::bad_alloc&) {
     return Fail(tool, "out of host memory", kToolExitFailure);
   } catch (const std::exception& e) {
@@ -152,8 +230,12 @@ int RunTool(int argc, char* argv[], const ToolSpec& spec, const ToolRegisterFn& 
 ToolInput::ToolInput(const std::string& rxfilename) : is_(&std::cin) {
   if (IsStdStream(rxfilename)) {
     name_ = "standard input";
+    stdin_buf_ = std::make_unique<CountingStdinBuffer>();
+    stdin_ = std::make_unique<std::istream>(stdin_buf_.get());
+    is_ = stdin_.get();
   } else {
     name_ = "'" + rxfilename + "'";
+    if (IsDirectory(rxfilename)) CUCTX_ERR << name_ << " is a directory, not a file to read";
     file_.open(rxfilename, std::ios::in | std::ios::binary);
     if (!file_.is_open()) CUCTX_ERR << "cannot open " << name_ << " for reading";
     is_ = &file_;
@@ -168,6 +250,7 @@ ToolOutput::ToolOutput(const std::string& wxfilename, bool binary) : os_(&std::c
     name_ = "standard output";
   } else {
     name_ = "'" + wxfilename + "'";
+    if (IsDirectory(wxfilename)) CUCTX_ERR << name_ << " is a directory, not a file to write";
     file_.open(wxfilename, std::ios::out | std::ios::trunc | std::ios::binary);
     if (!file_.is_open()) CUCTX_ERR << "cannot open " << name_ << " for writing";
     os_ = &file_;
@@ -175,10 +258,48 @@ ToolOutput::ToolOutput(const std::string& wxfilename, bool binary) : os_(&std::c
   InitKaldiOutputStream(*os_, binary);
 }
 
+ToolInput::~ToolInput() = default;
+
 void ToolOutput::Close() {
   os_->flush();
   if (file_.is_open()) file_.close();
   if (os_->fail()) CUCTX_ERR << "failed to write " << name_;
+}
+
+void SelectToolGpu(const ToolArgs& args) {
+  try {
+    CuDevice::Instantiate().SelectGpuId(args.UseGpu());
+  } catch (const std::exception& e) {
+    throw ToolNoGpuError(e.what());
+  }
+}
+
+void RequireToolGpu(const ToolArgs& args) {
+  SelectToolGpu(args);
+  CuDevice& device = CuDevice::Instantiate();
+  if (!device.Enabled())
+    throw ToolNoGpuError("this tool runs only on a GPU (--use-gpu=" + args.UseGpu() +
+                         "): " + device.NoGpuReason());
+}
+
+std::string FindToolDataFile(const std::string& path) {
+  auto is_file = [](const std::string& p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  };
+  if (path.empty() || path.find('/') != std::string::npos || is_file(path)) return path;
+  std::vector<std::string> candidates = {"tests/data/" + path};
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n > 0) {
+    std::string dir(exe, static_cast<size_t>(n));
+    dir.erase(dir.rfind('/') + 1);
+    candidates.push_back(dir + "../share/cuctx/" + path);
+    candidates.push_back(dir + "../../../tests/data/" + path);
+  }
+  for (const std::string& candidate : candidates)
+    if (is_file(candidate)) return candidate;
+  return path;
 }
 
 void WaitForThreadStream() {

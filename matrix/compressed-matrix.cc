@@ -397,8 +397,8 @@ void CompressedMatrix::Read(std::istream& is, bool binary) {
   } else if (token == "CM3") {
     format = kOneByte;
   } else {
-    CUCTX_ERR << "expected token \"CM\", \"CM2\" or \"CM3\"" << start << ", found \"" << token
-              << "\"";
+    CUCTX_ERR << "expected token \"CM\", \"CM2\" or \"CM3\"" << start << ", found \""
+              << PrintableWord(token) << "\"";
   }
   const std::string header_pos = StreamPosition(is);
   char header[kGlobalHeaderBytes];

@@ -59,22 +59,7 @@ int32 ReadDimension(std::istream& is, bool binary, const char* what, const char*
 }
 
 // Shows a possibly long or binary word in an error message.
-std::string Printable(const std::string& word) {
-  std::string out;
-  for (char ch : word.substr(0, 40)) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (std::isprint(c)) {
-      out += ch;
-    } else {
-      static const char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  if (word.size() > 40) out += "...";
-  return out;
-}
+std::string Printable(const std::string& word) { return PrintableWord(word); }
 
 inline float StrToReal(const char* s, char** end, float*) { return std::strtof(s, end); }
 inline double StrToReal(const char* s, char** end, double*) { return std::strtod(s, end); }

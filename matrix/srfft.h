@@ -11,11 +11,10 @@
 //   one bit-reversal permutation).
 //
 // NOTE ON WHY THIS IS HAND-WRITTEN: the published Kaldi API requires these classes (feature
-// extraction code constructs them directly), and no FFT library is linked. Measured on this
-// project's CPU build (g++ -O2, one shared core, N = 512 complex points, double): the naive
-// O(N^2) ComplexFt takes about 5.3 ms per transform, SplitRadixComplexFft::Compute about 5 us
-// (about 1000x faster); the general mixed-radix ComplexFft takes about 27 us. See
-// tests/matrix/srfft-test.cc (FftTiming) for the measurement.
+// extraction code constructs them directly), and no FFT library is linked. On this project's
+// CPU build (g++ -O2, one core, N = 512 complex points) SplitRadixComplexFft::Compute takes a
+// few microseconds, over 1000x less than the naive O(N^2) ComplexFt and about 5x less than the
+// general mixed-radix ComplexFft. bin/fft-bench measures all three in one run (BENCHMARKS.md).
 //
 // Scaling: the forward transform is X_k = sum_n x_n exp(-2 pi i n k / N); the inverse uses
 // exp(+2 pi i n k / N) WITHOUT the 1/N factor, so forward then inverse returns N * x.

@@ -31,7 +31,23 @@ int main() {
 }
 CC
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
-g++ "$tmp/prog.cc" $(pkg-config --cflags --libs cuctx) -o "$tmp/prog"
+# No -std in the flags: a consumer's own standard (here C++20, for std::span) must win.
+if pkg-config --cflags cuctx | grep -q -- '-std='; then
+  echo "pkg-config --cflags cuctx sets the language standard: $(pkg-config --cflags cuctx)"; exit 1
+fi
+cat > "$tmp/cxx20.cc" <<'CC'
+#include <span>
+#include "matrix/matrix.h"
+int main() {
+  cuctx::Matrix<float> m(2, 3);
+  std::span<const float> row(m.RowData(0), m.NumCols());
+  return static_cast<int>(row.size()) == 3 ? 0 : 1;
+}
+CC
+g++ -std=c++20 "$tmp/cxx20.cc" $(pkg-config --cflags --libs cuctx) -o "$tmp/cxx20" 2>"$tmp/cxx20.err" ||
+  { echo "g++ -std=c++20 with pkg-config's flags fails:"; head -5 "$tmp/cxx20.err"; exit 1; }
+"$tmp/cxx20" || { echo "the C++20 program failed"; exit 1; }
+g++ -std=c++17 "$tmp/prog.cc" $(pkg-config --cflags --libs cuctx) -o "$tmp/prog"
 "$tmp/prog" 2>/dev/null >"$tmp/out.txt"
 expected=$' [\n  5 8 \n  8 14 ]\ncaught'
 if [ "$(cat "$tmp/out.txt")" != "$expected" ]; then
@@ -52,6 +68,20 @@ g++ "$tmp/porting.cc" $(pkg-config --cflags --libs cuctx) -o "$tmp/porting" 2>"$
   { echo "README's porting example failed:"; cat "$tmp/porting.out"; exit 1; }
 grep -q "mean row sum 1" "$tmp/porting.out" ||
   { echo "README's porting example printed something unexpected:"; cat "$tmp/porting.out"; exit 1; }
+# As in Kaldi, --help prints the usage (with the --cuda-* options RegisterDeviceOptions and
+# RegisterCuAllocatorOptions add) and exits 0 without computing anything.
+"$tmp/porting" --help >"$tmp/porting-help.out" 2>&1 ||
+  { echo "README's porting example: --help exits $?"; cat "$tmp/porting-help.out"; exit 1; }
+if grep -q "mean row sum" "$tmp/porting-help.out" ||
+  ! grep -q -- "--cuda-use-tf32-compute" "$tmp/porting-help.out" ||
+  ! grep -q -- "--cuda-memory-proportion" "$tmp/porting-help.out"; then
+  echo "README's porting example: --help went on to compute or lacks the --cuda-* options:"
+  cat "$tmp/porting-help.out"; exit 1
+fi
+"$tmp/porting" --cuda-memory-proportion=-1 >"$tmp/porting-bad.out" 2>&1 &&
+  { echo "README's porting example accepted --cuda-memory-proportion=-1"; exit 1; }
+grep -q -- "--cuda-memory-proportion" "$tmp/porting-bad.out" ||
+  { echo "README's porting example: bad option message:"; cat "$tmp/porting-bad.out"; exit 1; }
 
 # The tools are installed and run from there.
 for tool in cuda-gpu-available gpu-health-check cu-memory-plan; do
@@ -63,6 +93,25 @@ if ! "$tmp/prefix/bin/cu-memory-plan" --json tests/data/synthetic-nnet3.trace >"
   echo "installed cu-memory-plan failed"; exit 1
 fi
 grep -q '"peak_bytes"' "$tmp/plan.json" || { echo "installed cu-memory-plan: no JSON"; exit 1; }
+"$tmp/prefix/bin/cu-memory-plan" --version | grep -qE '^cu-memory-plan \(cuctx [0-9.]+, revision ' ||
+  { echo "installed cu-memory-plan --version: $("$tmp/prefix/bin/cu-memory-plan" --version)"; exit 1; }
+
+# The installed benchmarks find their data (installed in PREFIX/share/cuctx) from any folder.
+for f in kaldi-speed-h100.tsv synthetic-nnet3.trace; do
+  cmp -s "tests/data/$f" "$tmp/prefix/share/cuctx/$f" || { echo "$f not installed in share/cuctx"; exit 1; }
+done
+if [ "$CUDA" = 1 ]; then
+  (cd "$tmp" && "$tmp/prefix/bin/cu-kaldi-speed-bench" --print-args=false --use-gpu=no --time=0.001 \
+    --dims=32 --only='CuVector::Sum<float>' >"$tmp/kaldi.out" 2>&1) ||
+    { echo "installed cu-kaldi-speed-bench, run outside the source tree:"; cat "$tmp/kaldi.out"; exit 1; }
+  grep -q "Kaldi figures from $tmp/prefix/bin/../share/cuctx/kaldi-speed-h100.tsv" "$tmp/kaldi.out" ||
+    { echo "installed cu-kaldi-speed-bench did not use the installed table:"; head -5 "$tmp/kaldi.out"; exit 1; }
+  # Without a GPU it stops with exit 3 after planning the trace; a missing trace would be exit 1.
+  rc=0
+  (cd "$tmp" && CUDA_VISIBLE_DEVICES= "$tmp/prefix/bin/cu-memory-plan-bench" --print-args=false \
+    >"$tmp/planbench.out" 2>&1) || rc=$?
+  [ "$rc" -eq 3 ] || { echo "installed cu-memory-plan-bench: exit $rc"; cat "$tmp/planbench.out"; exit 1; }
+fi
 
 # The public headers stand alone for an outside program; the private ones are not installed.
 inc="$tmp/prefix/include/cuctx"

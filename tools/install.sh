@@ -5,7 +5,9 @@
 # Only the library modules are installed (the Makefile's LIB_MODULES): their public headers (not
 # internal/) and archives. cutool/ is support for bin/ and is left out; the tools built from it
 # (and the rest of bin/: gpu-health-check, cuda-gpu-available, cu-memory-plan, the benchmarks,
-# ...) go to PREFIX/bin.
+# ...) go to PREFIX/bin, and the data the benchmarks read by default (tests/data) to
+# PREFIX/share/cuctx, where the installed tools look for it (FindToolDataFile in cutool/tool.h).
+# The version comes from base/version.h.
 set -eu
 if [ $# -ne 5 ]; then
   echo "usage: $0 PREFIX BUILD_DIR CUDA CUDA_HOME \"MODULES\"" >&2
@@ -14,6 +16,8 @@ fi
 prefix=$1 build=$2 cuda=$3 cuda_home=$4 modules=$5
 mkdir -p "$prefix/lib/pkgconfig"
 prefix=$(cd "$prefix" && pwd)
+version=$(sed -n 's/^#define CUCTX_VERSION "\(.*\)"$/\1/p' base/version.h)
+[ -n "$version" ] || { echo "$0: no CUCTX_VERSION in base/version.h" >&2; exit 1; }
 for dir in $modules; do
   mkdir -p "$prefix/include/cuctx/$dir"
   install -m 644 "$dir"/*.h "$prefix/include/cuctx/$dir/"
@@ -27,10 +31,14 @@ mkdir -p "$prefix/bin"
 for tool in "$build"/bin/*; do
   [ -f "$tool" ] && [ -x "$tool" ] && install -m 755 "$tool" "$prefix/bin/"
 done
+mkdir -p "$prefix/share/cuctx"
+install -m 644 tests/data/kaldi-speed-h100.tsv tests/data/synthetic-nnet3.trace "$prefix/share/cuctx/"
 extra_cflags=""
 if [ "$cuda" = 1 ]; then extra_cflags="-I$cuda_home/include -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1"; fi
 # HAVE_CUDA is the flag Kaldi's build sets for its own programs (kaldi.mk); code ported from Kaldi
-# tests it, so consumers get it with the same value as CUCTX_HAVE_CUDA.
+# tests it, so consumers get it with the same value as CUCTX_HAVE_CUDA. No -std flag: it would
+# override a consumer's own (-std=c++20 before $(pkg-config ...)); cuctx needs C++17 or later, which
+# g++ 11 and newer use by default (README says so; the CMake package sets it as a compile feature).
 cat > "$prefix/lib/pkgconfig/cuctx.pc" <<PC
 prefix=$prefix
 includedir=\${prefix}/include/cuctx
@@ -38,8 +46,8 @@ libdir=\${prefix}/lib
 
 Name: cuctx
 Description: Kaldi-style GPU runtime, CUDA matrices and CPU fallback
-Version: 0.1.0
-Cflags: -I\${includedir} -std=c++17 -pthread -DCUCTX_HAVE_CUDA=$cuda -DHAVE_CUDA=$cuda $extra_cflags
+Version: $version
+Cflags: -I\${includedir} -pthread -DCUCTX_HAVE_CUDA=$cuda -DHAVE_CUDA=$cuda $extra_cflags
 Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lcuctx -pthread
 PC
 # CMake package: find_package(cuctx) gives the imported target cuctx::cuctx with the same flags.
@@ -67,10 +75,10 @@ endif()
 set(cuctx_CUDA $cuda)
 unset(_cuctx_prefix)
 CMAKE
-cat > "$prefix/lib/cmake/cuctx/cuctxConfigVersion.cmake" <<'CMAKE'
-# cuctxConfigVersion.cmake: version 0.1.0; a request is compatible when it asks for the same
+cat > "$prefix/lib/cmake/cuctx/cuctxConfigVersion.cmake" <<CMAKE
+# cuctxConfigVersion.cmake: version $version; a request is compatible when it asks for the same
 # major and minor version (0.x releases may change the API) and no newer patch.
-set(PACKAGE_VERSION "0.1.0")
+set(PACKAGE_VERSION "$version")
 set(PACKAGE_VERSION_COMPATIBLE FALSE)
 set(PACKAGE_VERSION_EXACT FALSE)
 if(PACKAGE_FIND_VERSION_MAJOR EQUAL 0 AND PACKAGE_FIND_VERSION_MINOR EQUAL 1
@@ -81,4 +89,4 @@ if(PACKAGE_FIND_VERSION VERSION_EQUAL PACKAGE_VERSION)
   set(PACKAGE_VERSION_EXACT TRUE)
 endif()
 CMAKE
-echo "installed cuctx into $prefix (headers in include/cuctx, libraries, pkgconfig/cuctx.pc and cmake/cuctx in lib, tools in bin)"
+echo "installed cuctx $version into $prefix (headers in include/cuctx, libraries, pkgconfig/cuctx.pc and cmake/cuctx in lib, tools in bin, benchmark data in share/cuctx)"

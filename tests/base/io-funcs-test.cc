@@ -298,6 +298,19 @@ TEST_F(IoFuncsTest, MissingSpaceAfterTokenIsError) {
   EXPECT_TRUE(test::ThrowsWith([&] { ReadToken(empty, false, &token); }, "end of stream"));
 }
 
+TEST_F(IoFuncsTest, ControlBytesInTokensAreEscapedInMessages) {
+  std::string token;
+  std::istringstream is(std::string("\x04\x05"));
+  std::string what = ErrorText([&] { ReadToken(is, true, &token); });
+  EXPECT_TRUE(test::Contains(what, "token \"\\x04\\x05\" at byte 0")) << what;
+  std::istringstream is2(std::string("\x7f\x01\xff! "));
+  what = ErrorText([&] { ExpectToken(is2, true, "FM"); });
+  EXPECT_TRUE(test::Contains(what, "found \"\\x7f\\x01\\xff!\"")) << what;
+  for (char c : what) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << "raw byte " << int(c) << " in " << what;
+  EXPECT_EQ(PrintableWord("plain [1 2]"), "plain [1 2]");
+  EXPECT_EQ(PrintableWord(std::string(45, 'a')), std::string(40, 'a') + "...");
+}
+
 TEST_F(IoFuncsTest, PeekAndPeekToken) {
   std::istringstream is("  <Tok> x");
   EXPECT_EQ(Peek(is, false), '<');

@@ -62,6 +62,7 @@ class ParseOptionsTest : public ::testing::Test {
   // Registers the usual set of options on `po` and sends its messages to messages_.
   void RegisterAll(ParseOptions* po) {
     po->SetMessageStream(&messages_);
+    po->SetExitOnHelp(false);
     po->Register("flag", &flag_, "A boolean flag");
     po->Register("num", &num_, "An int32");
     po->Register("count", &count_, "A uint32");
@@ -141,6 +142,7 @@ TEST_F(ParseOptionsTest, ParsesEveryBoolSpelling) {
 TEST_F(ParseOptionsTest, NormalisesUnderscoresAndCase) {
   ParseOptions po("usage");
   po.SetMessageStream(&messages_);
+  po.SetExitOnHelp(false);
   int32 iters = 0, other = 0;
   po.Register("max_iters", &iters, "");
   po.Register("Other-Opt", &other, "");
@@ -382,6 +384,7 @@ TEST_F(ParseOptionsTest, VerboseSetsGlobalLevel) {
 TEST_F(ParseOptionsTest, SetsProgramNameFromArgvZero) {
   ParseOptions po("usage");
   po.SetMessageStream(&messages_);
+  po.SetExitOnHelp(false);
   const char* argv[] = {"/usr/local/bin/my-tool", "x", nullptr};
   EXPECT_EQ(po.Read(2, argv), 1);
   EXPECT_EQ(GetProgramName(), "my-tool");
@@ -537,6 +540,7 @@ TEST_F(ParseOptionsTest, RegisterRejectsBadNamesAndNullPointers) {
 TEST_F(ParseOptionsTest, DuplicateRegistrationKeepsFirstAndWarns) {
   ParseOptions po("usage");
   po.SetMessageStream(&messages_);
+  po.SetExitOnHelp(false);
   int32 first = 0, second = 0;
   po.Register("n", &first, "");
   po.Register("N", &second, "");
@@ -573,6 +577,7 @@ struct BeamOptions {
 TEST_F(ParseOptionsTest, PrefixForwardingNamesNestedOptions) {
   ParseOptions po("usage");
   po.SetMessageStream(&messages_);
+  po.SetExitOnHelp(false);
   BeamOptions plain, encoder, decoder, nested;
   plain.Register(&po);
   ParseOptions enc("enc", &po);
@@ -658,6 +663,120 @@ TEST_F(ParseOptionsTest, AcceptsNonConstArgv) {
   char* argv[] = {arg0, arg1, nullptr};
   po.Read(2, argv);
   EXPECT_EQ(num_, 9);
+}
+
+TEST(ParseOptionsExitTest, HelpExitsZeroByDefaultAsInKaldi) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // the test main may have started threads
+  // A ported Kaldi main() relies on Read() ending the process after --help.
+  auto read_help = [] {
+    ParseOptions po("Does things.\nUsage: prog <in>\n");
+    std::ostringstream sink;
+    po.SetMessageStream(&sink);
+    const char* argv[] = {"prog", "--help", nullptr};
+    po.Read(2, argv);
+    std::fprintf(stderr, "Read returned\n");
+    std::exit(7);
+  };
+  // Exit status 0, not the 7 that follows a returning Read().
+  EXPECT_EXIT(read_help(), ::testing::ExitedWithCode(0), "");
+}
+
+TEST_F(ParseOptionsTest, SetExitOnHelpFalseReturnsFromRead) {
+  ParseOptions po("usage");
+  RegisterAll(&po);  // calls SetExitOnHelp(false)
+  EXPECT_EQ(Read(&po, {"--help"}), 2);
+  EXPECT_TRUE(po.HelpRequested());
+}
+
+TEST_F(ParseOptionsTest, NonFiniteRealValuesAreRefused) {
+  for (const char* bad : {"nan", "NaN", "-nan", "inf", "-inf", "+Infinity", "1e999"}) {
+    ParseOptions po("usage");
+    RegisterAll(&po);
+    EXPECT_TRUE(test::ThrowsWith([&] { Read(&po, {std::string("--scale=") + bad}); },
+                                 "option --scale: expected a finite float"))
+        << bad;
+    EXPECT_TRUE(test::ThrowsWith([&] { Read(&po, {std::string("--weight=") + bad}); },
+                                 "option --weight: expected a finite double"))
+        << bad;
+  }
+  EXPECT_EQ(scale_, 0.5f) << "a refused value leaves the option unchanged";
+  TempFile config("--scale=inf\n");
+  ParseOptions po("usage");
+  RegisterAll(&po);
+  EXPECT_TRUE(test::ThrowsWith([&] { po.ReadConfigFile(config.Path()); },
+                               "line 1: invalid value 'inf' for option --scale"));
+  Read(&po, {"--scale=-1e30", "--weight=1e300"});
+  EXPECT_EQ(scale_, -1e30f);
+  EXPECT_EQ(weight_, 1e300);
+}
+
+// An options struct that checks its values, as cuctx's allocator options do.
+struct RangeOptions {
+  int32 level = 1;
+  void Register(OptionsItf* opts) {
+    opts->Register("level", &level, "A level in [0, 3]");
+    opts->RegisterValidator([this] {
+      if (level < 0 || level > 3) CUCTX_ERR << "--level must be in [0, 3], got " << level;
+    });
+  }
+};
+
+TEST_F(ParseOptionsTest, ValidatorsRunWhenOptionsAreParsed) {
+  ParseOptions po("usage");
+  RegisterAll(&po);
+  RangeOptions range;
+  range.Register(&po);
+  Read(&po, {"--level=3"});
+  EXPECT_EQ(range.level, 3);
+  EXPECT_TRUE(test::ThrowsWith([&] { Read(&po, {"--level=-5"}); }, "--level must be in [0, 3]"));
+  TempFile config("--level=9\n");
+  EXPECT_TRUE(test::ThrowsWith([&] { Read(&po, {"--config=" + config.Path()}); }, "got 9"));
+  EXPECT_TRUE(test::ThrowsWith([&] { po.ReadConfigFile(config.Path()); }, "got 9"));
+  range.level = 1;
+  EXPECT_EQ(Read(&po, {"--help", "--level=7"}), 3) << "--help runs no validator";
+}
+
+TEST_F(ParseOptionsTest, ForwardingParserForwardsValidators) {
+  ParseOptions po("usage");
+  RegisterAll(&po);
+  ParseOptions enc("enc", &po);
+  RangeOptions range;
+  range.Register(&enc);
+  EXPECT_TRUE(test::ThrowsWith([&] { Read(&po, {"--enc.level=4"}); }, "got 4"));
+}
+
+TEST_F(ParseOptionsTest, HelpSectionsFollowTheMainOptions) {
+  ParseOptions po("usage");
+  RegisterAll(&po);
+  bool gpu = false, trace = false;
+  int32 quantum = 32;
+  po.SetHelpSection("Device options");
+  po.Register("gpu-thing", &gpu, "A device option");
+  po.SetHelpSection("Allocator options");
+  po.Register("quantum", &quantum, "An allocator option");
+  po.SetHelpSection("Device options");
+  po.Register("trace", &trace, "Another device option");
+  po.SetHelpSection("");
+  bool late = false;
+  po.Register("late", &late, "Registered after the sections");
+  Read(&po, {"--help"});
+  const std::string help = messages_.str();
+  const size_t main = help.find("Options:"), device = help.find("Device options:"),
+               allocator = help.find("Allocator options:"),
+               standard = help.find("Standard options:");
+  ASSERT_NE(device, std::string::npos);
+  ASSERT_NE(allocator, std::string::npos);
+  EXPECT_LT(main, device);
+  EXPECT_LT(device, allocator);
+  EXPECT_LT(allocator, standard);
+  EXPECT_LT(help.find("--late"), device) << "\"\" goes back to the main block";
+  EXPECT_GT(help.find("--trace"), device);
+  EXPECT_LT(help.find("--trace"), allocator);
+  EXPECT_GT(help.find("--quantum"), allocator);
+  EXPECT_LT(help.find("--quantum"), standard);
+  EXPECT_GT(help.find("--verbose"), standard);
+  ParseOptions enc("enc", &po);
+  EXPECT_THROW(enc.SetHelpSection("x"), Error);
 }
 
 }  // namespace

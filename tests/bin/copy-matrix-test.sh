@@ -71,13 +71,46 @@ expect_error "empty input" copy-matrix 1 "expected '\['" /dev/null "$TMP/x"
 expect_error "unwritable output" copy-matrix 1 "cannot open '.*' for writing" \
   "$DATA/m23.txt" "$TMP/no-such-dir/out.mat"
 
+# Messages name a directory as one, escape control bytes, and give byte offsets on stdin too.
+mkdir "$TMP/adir"
+expect_error "a directory as input" copy-matrix 1 "'.*/adir' is a directory, not a file to read" \
+  "$TMP/adir" "$TMP/x"
+expect_error "a directory as output" copy-matrix 1 "'.*/adir' is a directory, not a file to write" \
+  "$DATA/m23.txt" "$TMP/adir"
+printf '\0B\004\005' >"$TMP/ctl.bin"
+expect_error "control bytes are escaped" copy-matrix 1 'after token "\\x04\\x05" at byte 2' \
+  "$TMP/ctl.bin" "$TMP/x"
+expect_error "control bytes in a file name are escaped" copy-matrix 1 "cannot open '.*/a"'\\x01b'"'" \
+  "$TMP/a"$'\001'"b" "$TMP/x"
+if LC_ALL=C grep -q $'[\001-\010\016-\037]' "$TMP/err"; then fail "raw control bytes on stderr"; else
+  pass "no raw control bytes on stderr"
+fi
+"$BIN/copy-matrix" --print-args=false - "$TMP/x" <"$DATA/bad-number.txt" 2>"$TMP/err"
+rc=$?
+expect_rc "bad number on stdin" 1
+file_msg=$("$BIN/copy-matrix" --print-args=false "$DATA/bad-number.txt" "$TMP/x" 2>&1 | sed 's/.*: bad/bad/')
+grep -q "reading standard input: bad number \"x\" in text matrix row 1 at byte 14" "$TMP/err" &&
+  [ "$(sed 's/.*: bad/bad/' "$TMP/err")" = "$file_msg" ] &&
+  pass "stdin messages give the byte offset the file message gives ($file_msg)" ||
+  fail "stdin message '$(cat "$TMP/err")' vs file message '$file_msg'"
+cat "$DATA/truncated.fm.bin" | "$BIN/copy-matrix" --print-args=false - "$TMP/x" 2>"$TMP/err"
+grep -q "reading standard input: .*at byte [0-9]" "$TMP/err" && pass "offset for a pipe: $(cat "$TMP/err")" ||
+  fail "no offset for a pipe: $(cat "$TMP/err")"
+
+# Non-finite option values are usage errors (ParseOptions refuses them for every float option).
+for bad in nan inf -inf NaN; do
+  expect_error "--scale=$bad" copy-matrix 2 "invalid value '$bad' for option --scale: expected a finite float" \
+    --scale="$bad" "$DATA/m23.txt" "$TMP/x"
+done
+
 # Usage errors: exit 2, one line.
 expect_usage_errors copy-matrix "$DATA/m23.txt" "$TMP/x"
 expect_error "bad --binary value" copy-matrix 2 "invalid value 'maybe' for option --binary" \
   --binary=maybe "$DATA/m23.txt" "$TMP/x"
 expect_error "bad --scale value" copy-matrix 2 "invalid value 'abc' for option --scale" \
   --scale=abc "$DATA/m23.txt" "$TMP/x"
-expect_error "no arguments" copy-matrix 2 "expected 2 positional arguments, got 0"
+expect_bare_usage "no arguments" copy-matrix 2
+expect_bare_usage "one argument" copy-matrix 2 "$DATA/m23.txt"
 expect_help copy-matrix --binary --scale --double
 grep -q -- "--binary\[=BOOL\] .*(default: true)" "$TMP/err" && pass "--help shows --binary's default" ||
   fail "--help does not show --binary's default true"

@@ -33,6 +33,9 @@ expect_error "truncated binary" copy-vector 1 "truncated|expected" "$DATA/trunca
 expect_usage_errors copy-vector "$DATA/v4.txt" "$TMP/x"
 expect_error "bad --scale value" copy-vector 2 "invalid value '1x' for option --scale" \
   --scale=1x "$DATA/v4.txt" "$TMP/x"
+expect_error "--scale=inf" copy-vector 2 "invalid value 'inf' for option --scale: expected a finite float" \
+  --scale=inf "$DATA/v4.txt" "$TMP/x"
+expect_bare_usage "no arguments" copy-vector 2
 expect_help copy-vector --binary --scale --double
 
 finish

@@ -139,7 +139,10 @@ expect_error "empty trace" cu-memory-plan 1 "no records" "$TMP/empty.trace"
 expect_error "missing trace file" cu-memory-plan 1 "cannot open" "$TMP/no-such.trace"
 
 expect_usage_errors cu-memory-plan "$TRACE"
-expect_error "no arguments" cu-memory-plan 2 "expected 1 positional argument, got 0"
+expect_bare_usage "no arguments" cu-memory-plan 1
+mkdir -p "$TMP/adir"
+expect_error "a directory as the trace" cu-memory-plan 1 "'.*/adir' is a directory, not a file to read" \
+  "$TMP/adir"
 expect_help cu-memory-plan --json --thread --buffers
 
 finish

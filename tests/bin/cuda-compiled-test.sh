@@ -16,14 +16,14 @@ expect_error "cuda-compiled takes no arguments" cuda-compiled 2 "expected 0 posi
 expect_error "cuda-compiled: unknown option" cuda-compiled 2 "unknown option" --bogus
 expect_help cuda-compiled
 
-# cuda-gpu-available: 0 GPU works, 1 built without CUDA, 2 usage, 255 no usable GPU.
+# cuda-gpu-available: 0 GPU works, 1 built without CUDA, 2 usage, 3 no usable GPU.
 run cuda-gpu-available --use-gpu=yes
 if [ "$CUDA" = 0 ]; then
   expect_rc "cuda-gpu-available in a CUDA=0 build" 1
 elif [ "$rc" -eq 0 ]; then
   pass "cuda-gpu-available: a GPU works"
 else
-  expect_rc "cuda-gpu-available --use-gpu=yes without a GPU" 255
+  expect_rc "cuda-gpu-available --use-gpu=yes without a GPU" 3
 fi
 run cuda-gpu-available --use-gpu=no
 expect_rc "cuda-gpu-available --use-gpu=no (CPU check)" "$([ "$CUDA" = 1 ] && echo 0 || echo 1)"

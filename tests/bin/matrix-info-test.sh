@@ -68,6 +68,20 @@ max: 3
 mean: -inf
 nan-count: 1
 inf-count: 1"
+printf ' [\n  inf nan \n  -inf 3 ]\n' >"$TMP/infs.txt"
+expect_info "+inf and -inf: the mean has no value and says so (no -nan)" "$TMP/infs.txt" "rows: 2
+cols: 2
+format: text
+precision: none (text)
+compression: none
+min: -inf
+max: inf
+mean: n/a (+inf and -inf)
+nan-count: 1
+inf-count: 2"
+run matrix-info --help
+grep -q 'n/a (+inf and -inf)' "$TMP/err" && pass "--help says what the mean is with both infinities" ||
+  fail "--help does not promise the mean shown for +inf and -inf"
 printf ' [ ]\n' >"$TMP/empty.txt"
 expect_info "empty matrix" "$TMP/empty.txt" "rows: 0
 cols: 0
@@ -92,7 +106,7 @@ expect_error "bad number" matrix-info 1 "bad number" "$DATA/bad-number.txt"
 expect_error "truncated binary" matrix-info 1 "truncated" "$DATA/truncated.fm.bin"
 expect_error "a vector is not a matrix" matrix-info 1 "found \"FV\"" "$DATA/v4.fv.bin"
 expect_usage_errors matrix-info "$DATA/m23.txt"
-expect_error "no arguments" matrix-info 2 "expected 1 positional argument, got 0"
+expect_bare_usage "no arguments" matrix-info 1
 expect_help matrix-info
 
 finish

@@ -68,7 +68,7 @@ expect_help() {
   shift
   run "$tool" --help
   expect_rc "$tool --help" 0
-  for opt in --config --verbose --print-args "$@"; do
+  for opt in --config --verbose --print-args --version "$@"; do
     if grep -qE -- "^ +$opt[=\[].*\(default: " "$TMP/err"; then pass "$tool --help lists $opt"; else
       fail "$tool --help does not list $opt with its default"
     fi
@@ -87,6 +87,37 @@ expect_usage_errors() {
     --config="$TMP/no-such.conf" "$@"
   expect_error "$tool: one argument too many" "$tool" 2 "positional argument.*got $(($# + 1))" \
     "$@" extra
+}
+
+# expect_bare_usage WHAT TOOL NEEDED ARGS...: too few positional arguments (ARGS) print the usage,
+# then the line "TOOL: expected NEEDED positional argument(s), got N" last; exit 2 (as Kaldi's tools
+# print their usage).
+expect_bare_usage() {
+  local what=$1 tool=$2 needed=$3
+  shift 3
+  run "$tool" "$@"
+  if [ "$rc" -ne 2 ]; then
+    fail "$what: exit $rc, expected 2; stderr: $(head -c 400 "$TMP/err")"
+  elif ! grep -q "^Usage: $tool " "$TMP/err"; then
+    fail "$what: no 'Usage: $tool' line on stderr: $(head -c 400 "$TMP/err")"
+  elif ! tail -n 1 "$TMP/err" | grep -qE "^$tool: expected $needed positional arguments?, got $#\$"; then
+    fail "$what: last stderr line is '$(tail -n 1 "$TMP/err")'"
+  else
+    pass "$what (exit 2, usage and '$(tail -n 1 "$TMP/err")')"
+  fi
+}
+
+# expect_version TOOL: --version prints "TOOL (cuctx X.Y.Z, revision R)" on stdout and exits 0,
+# whatever arguments the tool needs otherwise.
+expect_version() {
+  local tool=$1
+  run "$tool" --version
+  if [ "$rc" -eq 0 ] && [ "$(wc -l <"$TMP/out")" -eq 1 ] &&
+    grep -qE "^$tool \(cuctx [0-9]+\.[0-9]+\.[0-9]+, revision [^ )]+\)\$" "$TMP/out"; then
+    pass "$tool --version: $(cat "$TMP/out")"
+  else
+    fail "$tool --version: exit $rc, stdout '$(cat "$TMP/out")', stderr '$(head -c 300 "$TMP/err")'"
+  fi
 }
 
 finish() {

@@ -3,12 +3,11 @@
 //
 // A typed, parameterized suite (TYPED_TEST_SUITE_P). Instantiate it with traits types T:
 //   struct T {
-//     using Allocator = ...;                      // void* Malloc(size_t); void Free(void*)
-//     static std::unique_ptr<Allocator> Make();   // safe for several threads at once
-//     static size_t LimitBytes();                 // a request above this must throw
-//     OutOfMemoryError static bool HostAccessible();               // the host may write and read
-//     the memory static bool NeedsGpu();                     // true: skipped ("skipped: no GPU")
-//     without one
+//     using Allocator = ...;                     // void* Malloc(size_t); void Free(void*)
+//     static std::unique_ptr<Allocator> Make();  // safe for several threads at once
+//     static size_t LimitBytes();                // a request above this throws OutOfMemoryError
+//     static bool HostAccessible();              // the host may write and read the memory
+//     static bool NeedsGpu();                    // true: "skipped: no GPU" without one
 //   };
 //   INSTANTIATE_TYPED_TEST_SUITE_P(Caching, AllocatorConformanceTest, ::testing::Types<T>);
 // Contract checked: Malloc(0) is nullptr and Free(nullptr) a no-op; pointers are 256-byte aligned;
@@ -19,6 +18,7 @@
 #define CUCTX_TESTS_CUDAMATRIX_ALLOCATOR_CONFORMANCE_H_
 
 #include "base/error.h"
+#include "tests/cudamatrix/allocator-blocks.h"
 #include "tests/testing.h"
 
 #include <algorithm>
@@ -33,36 +33,6 @@
 
 namespace cuctx {
 namespace test {
-
-// One live allocation of the random mixes: where, how big, and the byte it was filled with.
-struct LiveBlock {
-  unsigned char* ptr;
-  size_t bytes;
-  unsigned char fill;
-};
-
-// Fills the first and last bytes of a block (and a stretch in between) with `fill`; the sampled
-// bytes keep large blocks cheap while still catching overlaps at either end.
-inline void FillBlock(const LiveBlock& b) {
-  const size_t n = std::min<size_t>(b.bytes, 4096);
-  std::memset(b.ptr, b.fill, n);
-  std::memset(b.ptr + b.bytes - n, b.fill, n);
-}
-
-inline bool BlockIntact(const LiveBlock& b) {
-  const size_t n = std::min<size_t>(b.bytes, 4096);
-  for (size_t i = 0; i < n; ++i)
-    if (b.ptr[i] != b.fill || b.ptr[b.bytes - 1 - i] != b.fill) return false;
-  return true;
-}
-
-// A request size for the mixes: mostly small, sometimes up to `max_bytes`, often not a multiple
-// of 256.
-inline size_t RandomRequest(size_t max_bytes, Rng* rng) {
-  const double u = rng->Uniform();
-  const size_t cap = u < 0.7 ? std::min<size_t>(max_bytes, 4096) : max_bytes;
-  return static_cast<size_t>(rng->Int(1, static_cast<int64_t>(cap)));
-}
 
 template <typename Traits>
 class AllocatorConformanceTest : public ::testing::Test {

@@ -361,7 +361,7 @@ TEST(CuAllocatorExpandableTest, SyntheticWorkloadIsCompactWithRareSyncs) {
     } else {
       // Without caches the growth steps' slack is not reused as readily; the bound is that of
       // the cudaMalloc-style regions on this workload (CrossThreadSyncsAreRareWithThreadAffinity
-      // in cu-allocator-test.cc), and the memory is no worse than theirs.
+      // in cu-allocator-threads-test.cc), and the memory is no worse than theirs.
       EXPECT_LE(four.SyncsPer1000Frees(), 25.0);
       EXPECT_LE(four.Fragmentation(), regions.Fragmentation());
       EXPECT_LE(one.Fragmentation(), 1.15);

@@ -360,6 +360,17 @@ TYPED_TEST(HealthComputeTypedTest, SoftMaxSumAndRowSumsPass) {
   }
 }
 
+// The softmax check is judged against its own long double softmax, not the library's CPU path (a
+// CPU-only run would otherwise compare that path with itself): the line says so, and a correct
+// softmax lands far inside the tolerance (a few units of rounding per element).
+TYPED_TEST(HealthComputeTypedTest, SoftMaxIsComparedWithAnIndependentReference) {
+  using Real = TypeParam;
+  const CheckResult r = CheckSoftMax<Real>(65, 130, 5);
+  EXPECT_EQ(r.status, CheckStatus::kPass) << r.Line();
+  EXPECT_NE(r.value.find("long double reference"), std::string::npos) << r.Line();
+  EXPECT_LT(r.measured, sizeof(Real) == sizeof(float) ? 1e-6 : 1e-14) << r.Line();
+}
+
 TEST(HealthComputeTest, ComputeChecksListEveryCheckOnce) {
   HealthOptions options;
   options.gemm_size = 33;

@@ -1,16 +1,14 @@
 // tests/matrix/srfft-test.cc: SplitRadixComplexFft / SplitRadixRealFft against the naive DFT, all
-// three Compute overloads, the packed real layout, misuse, and the timing behind srfft.h's note.
+// three Compute overloads, the packed real layout and misuse (bin/fft-bench times them).
 // SPDX-License-Identifier: Apache-2.0
 #include "matrix/srfft.h"
 
 #include "base/error.h"
-#include "base/timer.h"
 #include "matrix/matrix-functions.h"
 #include "tests/matrix-testing.h"
 #include "tests/testing.h"
 
 #include <gtest/gtest.h>
-#include <iostream>
 #include <vector>
 
 namespace cuctx {
@@ -121,27 +119,6 @@ TYPED_TEST(SrfftTest, ConstructorRejectsSizesThatAreNotPowersOfTwo) {
   SplitRadixComplexFft<Real> fft(4);
   std::vector<Real> a(4);
   EXPECT_THROW(fft.Compute(a.data(), a.data(), true), Error);
-}
-
-// Prints the figures quoted in matrix/srfft.h and matrix/matrix-functions.h (no timing assert).
-TEST(SrfftTiming, FftTiming) {
-  const int n = 512, reps = 200;
-  test::Rng rng = test::MakeRng();
-  Vector<double> x = test::RandomVector<double>(2 * n, &rng), out(2 * n);
-  Timer t;
-  for (int i = 0; i < 4; ++i) ComplexFt(x, &out, true);
-  const double naive = t.Elapsed() / 4;
-  SplitRadixComplexFft<double> fft(n);
-  t.Reset();
-  for (int i = 0; i < reps; ++i) fft.Compute(x.Data(), i % 2 == 0);
-  const double split = t.Elapsed() / reps;
-  Vector<double> work;
-  t.Reset();
-  for (int i = 0; i < reps; ++i) ComplexFft(&x, i % 2 == 0, &work);
-  const double mixed = t.Elapsed() / reps;
-  std::cout << "N=512 double: ComplexFt " << naive * 1e6 << " us, SplitRadixComplexFft "
-            << split * 1e6 << " us, ComplexFft " << mixed * 1e6 << " us\n";
-  EXPECT_GT(naive, 0.0);
 }
 
 }  // namespace
