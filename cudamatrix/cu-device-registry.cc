@@ -391,7 +391,6 @@ int VisibleDeviceCount() {
 }
 
 std::vector<int> ActiveDevices() {
-  Registry& r = GetRegistry();
   std::vector<int> ids;
   for (int d = 0; d < kMaxDevices; ++d)
     if (g_device_allocators[d].load() != nullptr) ids.push_back(d);
