@@ -282,14 +282,23 @@ CuAllocatorOptions& DeviceAllocatorOptions() {
   return *options;
 }
 
-int SelectProcessDevice(const std::string& use_gpu) {
-  if (use_gpu != "yes" && use_gpu != "no" && use_gpu != "optional" && use_gpu != "wait")
-    CUCTX_ERR << "--use-gpu must be " << kModes << "; got \"" << use_gpu << "\"";
+int SelectProcessDevice(const std::string& use_gpu, std::string* error) {
+  std::ostringstream refusal;
+  auto refuse = [&] {
+    *error = refusal.str();
+    return -1;
+  };
+  if (use_gpu != "yes" && use_gpu != "no" && use_gpu != "optional" && use_gpu != "wait") {
+    refusal << "--use-gpu must be " << kModes << "; got \"" << use_gpu << "\"";
+    return refuse();
+  }
   Registry& r = GetRegistry();
   OrderedLockGuard<std::mutex> lock(r.mutex, kRegistryLock);
-  if (r.gpu_selected)
-    CUCTX_ERR << "SelectGpuId(\"" << use_gpu << "\") called after GPU " << ProcessDevice()
-              << " was already selected; select the device once per process";
+  if (r.gpu_selected) {
+    refusal << "SelectGpuId(\"" << use_gpu << "\") called after GPU " << ProcessDevice()
+            << " was already selected; select the device once per process";
+    return refuse();
+  }
   if (use_gpu == "no") {
     r.cpu_selected = true;
     r.no_gpu_reason = "--use-gpu=no";
@@ -328,39 +337,57 @@ int SelectProcessDevice(const std::string& use_gpu) {
     CUCTX_WARN << "no usable GPU (" << reason << "); running on the CPU";
     return -1;
   }
-  CUCTX_ERR << "--use-gpu=" << use_gpu << " but no GPU could be used: " << reason;
+  refusal << "--use-gpu=" << use_gpu << " but no GPU could be used: " << reason;
+  return refuse();
 #else
   r.no_gpu_reason = "built without CUDA";
   if (use_gpu == "optional") {
     CUCTX_VLOG(1) << "cuctx was built without CUDA; running on the CPU";
     return -1;
   }
-  CUCTX_ERR << "--use-gpu=" << use_gpu << " but cuctx was built without CUDA (make CUDA=0)";
+  refusal << "--use-gpu=" << use_gpu << " but cuctx was built without CUDA (make CUDA=0)";
+  return refuse();
 #endif
 }
 
-void SelectProcessDeviceWithExistingContext(int dev_id) {
+bool SelectProcessDeviceWithExistingContext(int dev_id, std::string* error) {
   Registry& r = GetRegistry();
   OrderedLockGuard<std::mutex> lock(r.mutex, kRegistryLock);
-  if (r.gpu_selected)
-    CUCTX_ERR << "a GPU (" << ProcessDevice() << ") is already selected for this process";
+  std::ostringstream refusal;
+  if (r.gpu_selected) {
+    refusal << "a GPU (" << ProcessDevice() << ") is already selected for this process";
+    *error = refusal.str();
+    return false;
+  }
 #if CUCTX_HAVE_CUDA
   int count = 0;
   CUCTX_CUDA_CHECK(cudaGetDeviceCount(&count));
-  CUCTX_CHECK(dev_id >= 0 && dev_id < count)
-      << "dev_id " << dev_id << " out of range: " << count << " device(s)";
+  if (!(dev_id >= 0 && dev_id < count)) {
+    refusal << "Check failed: dev_id >= 0 && dev_id < count dev_id " << dev_id
+            << " out of range: " << count << " device(s)";
+    *error = refusal.str();
+    return false;
+  }
   UseDeviceLocked(r, dev_id);
+  return true;
 #else
-  CUCTX_ERR << "cannot use GPU " << dev_id << ": cuctx was built without CUDA";
+  refusal << "cannot use GPU " << dev_id << ": cuctx was built without CUDA";
+  *error = refusal.str();
+  return false;
 #endif
 }
 
-void SetUpDeviceForThread(int dev_id) {
+bool SetUpDeviceForThread(int dev_id, std::string* error) {
+  std::ostringstream refusal;
 #if CUCTX_HAVE_CUDA
   Registry& r = GetRegistry();
   OrderedLockGuard<std::mutex> lock(r.mutex, kRegistryLock);
-  CUCTX_CHECK(!r.cpu_selected) << "SelectGpuIdForThread(" << dev_id
-                               << "): this process runs on the CPU (" << r.no_gpu_reason << ")";
+  if (r.cpu_selected) {
+    refusal << "Check failed: !r.cpu_selected SelectGpuIdForThread(" << dev_id
+            << "): this process runs on the CPU (" << r.no_gpu_reason << ")";
+    *error = refusal.str();
+    return false;
+  }
   const bool new_device = !r.devices[dev_id].allocator;
   SetUpDeviceLocked(r, dev_id);
   AllowMultithreadingLocked(r);  // binding threads to devices means several threads
@@ -372,8 +399,11 @@ void SetUpDeviceForThread(int dev_id) {
   } else if (new_device) {
     CUCTX_LOG << "set up " << DeviceSummary(r, dev_id) << " for a thread";
   }
+  return true;
 #else
-  CUCTX_ERR << "SelectGpuIdForThread(" << dev_id << "): cuctx was built without CUDA (CUDA=0)";
+  refusal << "SelectGpuIdForThread(" << dev_id << "): cuctx was built without CUDA (CUDA=0)";
+  *error = refusal.str();
+  return false;
 #endif
 }
 
@@ -397,11 +427,11 @@ std::vector<int> ActiveDevices() {
   return ids;
 }
 
-const CuDeviceProperties& DeviceProperties(int id) {
+const CuDeviceProperties* DeviceProperties(int id) {
+  if (id < 0 || id >= kMaxDevices) return nullptr;
   Registry& r = GetRegistry();
   OrderedLockGuard<std::mutex> lock(r.mutex, kRegistryLock);
-  if (id < 0) CUCTX_ERR << "no GPU is selected: " << r.no_gpu_reason;
-  return *r.devices[id].properties;
+  return r.devices[id].properties.get();
 }
 
 bool DevicePeerAccess(int a, int b) {

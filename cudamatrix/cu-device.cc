@@ -93,12 +93,15 @@ void CuDevice::DestroyHandles() noexcept {
 }
 
 void CuDevice::SelectGpuId(const std::string& use_gpu) {
-  const int id = internal::SelectProcessDevice(use_gpu);
+  std::string error;
+  const int id = internal::SelectProcessDevice(use_gpu, &error);
+  if (!error.empty()) CUCTX_ERR << error;
   if (id >= 0) device_id_ = id;
 }
 
 void CuDevice::SelectAndInitializeGpuIdWithExistingCudaContext(int dev_id) {
-  internal::SelectProcessDeviceWithExistingContext(dev_id);
+  std::string error;
+  if (!internal::SelectProcessDeviceWithExistingContext(dev_id, &error)) CUCTX_ERR << error;
   device_id_ = dev_id;
 }
 
@@ -109,7 +112,8 @@ void CuDevice::SelectGpuIdForThread(int dev_id) {
       << "SelectGpuIdForThread(" << dev_id << "): the process sees " << count
       << " CUDA device(s), numbered 0 to " << count - 1 << " (after CUDA_VISIBLE_DEVICES)";
   if (dev_id == internal::ThreadBoundDevice()) return;
-  internal::SetUpDeviceForThread(dev_id);
+  std::string error;
+  if (!internal::SetUpDeviceForThread(dev_id, &error)) CUCTX_ERR << error;
   if (device_id_ >= 0 && device_id_ != dev_id) {
     // The old device's handles and queued work belong to the old binding.
     CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
@@ -135,7 +139,9 @@ int CuDevice::DeviceId() const {
 }
 
 const CuDeviceProperties& CuDevice::Properties() const {
-  return internal::DeviceProperties(DeviceId());
+  const CuDeviceProperties* p = internal::DeviceProperties(DeviceId());
+  if (p == nullptr) CUCTX_ERR << "no GPU is selected: " << internal::NoGpuReason();
+  return *p;
 }
 
 std::string CuDevice::DeviceName() const { return Enabled() ? Properties().name : "none"; }

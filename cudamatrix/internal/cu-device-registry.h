@@ -39,14 +39,17 @@ namespace internal {
 // The caching allocator options that device set-up uses (CuDevice::AllocatorOptions()).
 CuAllocatorOptions& DeviceAllocatorOptions();
 
+// The three below refuse a request the way CuDevice documents by setting *error (the message that
+// CuDevice then throws, so that the error names the CuDevice method) and returning -1 or false;
+// CUDA failures throw.
 // CuDevice::SelectGpuId: chooses and sets up the process's device for mode `use_gpu` ("yes",
-// "no", "optional", "wait"); returns it, or -1 for the CPU. Errors as CuDevice documents.
-int SelectProcessDevice(const std::string& use_gpu);
+// "no", "optional", "wait"); returns it, or -1 for the CPU (*error empty) or a refusal.
+int SelectProcessDevice(const std::string& use_gpu, std::string* error);
 // CuDevice::SelectAndInitializeGpuIdWithExistingCudaContext.
-void SelectProcessDeviceWithExistingContext(int dev_id);
+bool SelectProcessDeviceWithExistingContext(int dev_id, std::string* error);
 // The registry's part of CuDevice::SelectGpuIdForThread: sets `dev_id` up if it is new, switches
 // multithreading on, and makes it the process's device if there is none yet.
-void SetUpDeviceForThread(int dev_id);
+bool SetUpDeviceForThread(int dev_id, std::string* error);
 
 // The number of CUDA devices the process can see (0 without a driver or CUDA).
 int VisibleDeviceCount();
@@ -58,8 +61,8 @@ extern std::atomic<CuMemoryAllocator*> g_device_allocators[kMaxDevices];
 inline CuMemoryAllocator* DeviceAllocator(int id) noexcept {
   return id >= 0 && id < kMaxDevices ? g_device_allocators[id].load() : nullptr;
 }
-// Properties of set-up device `id`; throws cuctx::Error (saying why no GPU is used) for id < 0.
-const CuDeviceProperties& DeviceProperties(int id);
+// Properties of set-up device `id`, or nullptr when it is not set up (id < 0: no GPU).
+const CuDeviceProperties* DeviceProperties(int id);
 // Whether kernels on device `a` may access device `b`'s memory (enabled by cuctx). No lock.
 bool DevicePeerAccess(int a, int b);
 // Why no GPU is in use, or "".
