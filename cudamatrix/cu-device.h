@@ -233,8 +233,9 @@ inline cusolverDnContext* GetCusolverDnHandle() {
 
 // Orders all threads' per-thread streams: launches an empty kernel on the legacy default stream,
 // which waits for and is waited on by every blocking stream. Does not block the host, except
-// while some other thread captures a CuGraph: it then waits for that capture to end (a legacy
-// launch would break it). No-op without a GPU; an error on a thread that is capturing.
+// while some other thread captures a CuGraph on this thread's device: it then waits for that
+// capture to end (a legacy launch would break it); captures on other devices do not hold it back.
+// No-op without a GPU; an error on a thread that is capturing.
 void SynchronizeGpu();
 
 // Free and total memory of the current device in bytes; returns a summary like
