@@ -7,7 +7,7 @@
 #       higher one);
 #     - an arrow that points up the runtime's layers, or from a runtime unit to a cudamatrix unit
 #       that is not part of the runtime (the containers and numerics sit above all runtime layers);
-#     - any include cycle between units, except the declared mutual pairs (which count as one unit).
+#     - any include cycle between units, except the declared mutual groups (each counts as one unit).
 #   The module order, the runtime's layers (lowest first) and the mutual pairs are declared once,
 #   in cudamatrix/layers.txt.
 # Usage: tools/check-layers.sh [--list]   (exit 1 on any finding; --list also prints every unit's
@@ -57,8 +57,10 @@ function strong(v,   k, n, w, list_, parts) {
   }
 }
 $1 == "T" && $2 == "modules" { for (i = 3; i <= NF; i++) module_rank[$i] = i - 2; next }
-$1 == "T" && $2 == "mutual" {
-  pair_of[$4] = $3 " + " $4; pair_of[$3] = $3 " + " $4; next
+$1 == "T" && $2 == "mutual" {  # units that include each other: one node in the cycle check
+  name = $3; for (i = 4; i <= NF; i++) name = name " + " $i
+  for (i = 3; i <= NF; i++) pair_of[$i] = name
+  next
 }
 $1 == "T" {  # a runtime layer: its name, then its units (stems under cudamatrix/)
   num_layers++; layer_name[num_layers] = $2
