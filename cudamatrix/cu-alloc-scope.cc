@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/internal/cu-alloc-scope.h"
 
+#include "cudamatrix/internal/cu-lock-order.h"
+
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -51,7 +53,7 @@ AllocationScope* ThreadAllocationScope() { return t_scope; }
 
 void RegisterScopedMemoryOwner(std::shared_ptr<ScopedMemoryOwner> owner) {
   OwnerList& l = Owners();
-  std::lock_guard<std::mutex> lock(l.mutex);
+  OrderedLockGuard<std::mutex> lock(l.mutex, kOwnersLock);
   l.owners.push_back(std::move(owner));
   l.count.store(static_cast<int>(l.owners.size()), std::memory_order_relaxed);
 }
@@ -59,7 +61,7 @@ void RegisterScopedMemoryOwner(std::shared_ptr<ScopedMemoryOwner> owner) {
 void RetireScopedMemoryOwner(ScopedMemoryOwner* owner) {
   OwnerList& l = Owners();
   std::shared_ptr<ScopedMemoryOwner> drop;  // destroyed after the lock is released
-  std::lock_guard<std::mutex> lock(l.mutex);
+  OrderedLockGuard<std::mutex> lock(l.mutex, kOwnersLock);
   if (owner->Unused())
     drop = l.RemoveLocked(owner);
   else
@@ -70,7 +72,7 @@ bool FreeScopedMemory(void* ptr) {
   OwnerList& l = Owners();
   if (l.count.load(std::memory_order_relaxed) == 0) return false;
   std::shared_ptr<ScopedMemoryOwner> drop;
-  std::lock_guard<std::mutex> lock(l.mutex);
+  OrderedLockGuard<std::mutex> lock(l.mutex, kOwnersLock);
   for (auto& owner : l.owners) {
     if (!owner->FreeIfOwned(ptr)) continue;
     ScopedMemoryOwner* o = owner.get();

@@ -12,7 +12,7 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-graph.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-device-scope.h"
 
 #include <cuda_runtime.h>
@@ -70,7 +70,7 @@ class AsyncAllocatorUpstream : public CuAllocatorUpstream {
       // Freed memory stays in the pool (threshold above), in chunks that may be too small for
       // this request while they keep the device from backing a larger one; and frees queued on
       // streams may not have run yet. So wait for them, give the unused chunks back, and retry.
-      internal::OutsideCaptures([] { CUCTX_CUDA_CHECK(cudaDeviceSynchronize()); });
+      internal::OutsideCaptures(device_, [] { CUCTX_CUDA_CHECK(cudaDeviceSynchronize()); });
       CUCTX_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
       ptr = TryAllocate(bytes);
     }
@@ -89,7 +89,7 @@ class AsyncAllocatorUpstream : public CuAllocatorUpstream {
     } else {
       DeviceScope scope(device_);
       CUCTX_CUDA_CHECK(scope.Status());
-      internal::OutsideCaptures([] { CUCTX_CUDA_CHECK(cudaDeviceSynchronize()); });
+      internal::OutsideCaptures(device_, [] { CUCTX_CUDA_CHECK(cudaDeviceSynchronize()); });
     }
   }
 

@@ -1,13 +1,15 @@
 // cudamatrix/cu-allocator-cuda.cc: the CUDA upstream of CuMemoryAllocator (cudaMalloc/cudaFree).
 // SPDX-License-Identifier: Apache-2.0
 //
-// With cu-allocator.cc this is the only file that may call cudaMalloc or cudaFree (`make lint`).
+// One of the few files that may call cudaMalloc or cudaFree (tools/lint.sh; cu-allocator-upstream.h
+// lists them).
 #include "base/error.h"
 #include "cudamatrix/cu-allocator-upstream.h"
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-graph.h"
+#include "cudamatrix/cu-thread-state.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-device-scope.h"
 
 #include <cuda_runtime.h>
@@ -46,10 +48,10 @@ class CudaAllocatorUpstream : public CuAllocatorUpstream {
     // A capturing thread releases only its graph's private pool, which no device work has used.
     try {
       auto release = [ptr] { CUCTX_CUDA_CHECK(cudaFree(ptr)); };
-      if (CuGraph::Capturing())
+      if (internal::ThreadCapturing())
         internal::RunInRelaxedCaptureMode(release);
       else
-        internal::OutsideCaptures(release);
+        internal::OutsideCapturesToRelease(device_, release);
     } catch (const std::exception& e) {
       CUCTX_WARN << "releasing device memory: " << e.what();
     }
@@ -59,7 +61,7 @@ class CudaAllocatorUpstream : public CuAllocatorUpstream {
     if (synchronize_gpu_) {
       synchronize_gpu_();
     } else {
-      internal::OutsideCaptures([this] {
+      internal::OutsideCaptures(device_, [this] {
         internal::DeviceScope scope(device_);
         CUCTX_CUDA_CHECK(scope.Status());
         CUCTX_CUDA_CHECK(cudaDeviceSynchronize());

@@ -9,7 +9,7 @@
 // granules next to a free block that the caller may use (its own or a shared one) for the joined
 // block to serve the request, so a pool that grows step by step stays one contiguous block; a
 // release cuts the granule-aligned middle out of every free block and unmaps it.
-#include "cudamatrix/internal/cu-allocator-impl.h"
+#include "cudamatrix/internal/cu-allocator.h"
 
 #include <chrono>
 
@@ -26,7 +26,8 @@ struct AllocatorImpl::MapPlan {
   Block* right = nullptr;
 };
 
-Block* AllocatorImpl::GrowExpandable(size_t size) {
+Block* AllocatorImpl::GrowExpandableLocked(size_t size) {
+  AssertLocked();
   size_t want = size;
   if (!first_region_done_) {
     first_region_done_ = true;
@@ -42,25 +43,26 @@ Block* AllocatorImpl::GrowExpandable(size_t size) {
   MapPlan plan;
   // More address space is reserved only when no unmapped block can serve the request.
   auto make_plan = [&](size_t bytes, size_t step) {
-    return PlanMapping(bytes, step, &plan) ||
-           (ReserveRegion(bytes) != nullptr && PlanMapping(bytes, step, &plan));
+    return PlanMappingLocked(bytes, step, &plan) ||
+           (ReserveRegionLocked(bytes) != nullptr && PlanMappingLocked(bytes, step, &plan));
   };
   // Growth maps whole steps (--cuda-region-quantum-mb): the slack serves the next small requests
   // of any thread without another map, or a sync to take memory another thread freed.
   const size_t step = std::max(granule_, RoundUp(quantum_, granule_));
   if (make_plan(want, step))
-    if (Block* b = MapAndJoin(plan)) return b;
+    if (Block* b = MapAndJoinLocked(plan)) return b;
   if (make_plan(size, granule_))
-    if (Block* b = MapAndJoin(plan)) return b;
+    if (Block* b = MapAndJoinLocked(plan)) return b;
   // Recovery, cheapest first: join what other threads freed (which may also make a neighbour
   // usable), then unmap every free granule, so that its memory can be mapped where the request
   // fits in one piece.
-  if (Block* b = ShareForGrowth(size)) return b;
+  if (Block* b = ShareForGrowthLocked(size)) return b;
   if (make_plan(size, granule_))
-    if (Block* b = MapAndJoin(plan)) return b;
-  if (UnmapFreeGranules() > 0 && make_plan(size, granule_))
-    if (Block* b = MapAndJoin(plan)) return b;
-  ThrowOutOfMemory(size, plan.space == nullptr
+    if (Block* b = MapAndJoinLocked(plan)) return b;
+  if (UnmapFreeGranulesLocked() > 0 && make_plan(size, granule_))
+    if (Block* b = MapAndJoinLocked(plan)) return b;
+  ThrowOutOfMemoryLocked(size,
+                         plan.space == nullptr
                              ? "no address space is left to reserve"
                              : "the device has no memory left to map, even after releasing the "
                                "cache");
@@ -72,8 +74,9 @@ Block* AllocatorImpl::GrowExpandable(size_t size) {
 // each unmapped block, map granules at its start after a usable free left neighbour, at its end
 // before a usable right neighbour, all of it between two, or at its start alone. A neighbour is
 // usable when the calling thread may take it without a sync (its own pool or the shared one).
-bool AllocatorImpl::PlanMapping(size_t size, size_t step, MapPlan* plan) {
-  Pool* own = FindThreadPool(upstream_->CurrentThreadId());
+bool AllocatorImpl::PlanMappingLocked(size_t size, size_t step, MapPlan* plan) {
+  AssertLocked();
+  Pool* own = FindThreadPoolLocked(upstream_->CurrentThreadId());
   auto usable = [&](Block* n) {
     return n != nullptr && n->mapped && n->pool != nullptr &&
            (n->pool == &shared_ || (own != nullptr && n->pool == own));
@@ -114,7 +117,8 @@ bool AllocatorImpl::PlanMapping(size_t size, size_t step, MapPlan* plan) {
 // Maps what `plan` says and returns the joined free block, in the pool of the calling thread if a
 // neighbour came from there, else in the shared pool (fresh memory is safe for every thread).
 // nullptr, with nothing changed, when the device is out of memory.
-Block* AllocatorImpl::MapAndJoin(const MapPlan& plan) {
+Block* AllocatorImpl::MapAndJoinLocked(const MapPlan& plan) {
+  AssertLocked();
   Block* space = plan.space;
   char* at = space->begin + plan.offset;
   const auto start = std::chrono::steady_clock::now();
@@ -133,10 +137,10 @@ Block* AllocatorImpl::MapAndJoin(const MapPlan& plan) {
   unmapped_.Erase(space);
   Block* b = space;
   if (plan.offset > 0) {
-    b = SplitOff(space, plan.offset);
+    b = SplitOffLocked(space, plan.offset);
     unmapped_.Insert(space);
   }
-  if (b->size > plan.bytes) unmapped_.Insert(SplitOff(b, plan.bytes));
+  if (b->size > plan.bytes) unmapped_.Insert(SplitOffLocked(b, plan.bytes));
   b->mapped = true;
   b->thread = 0;
   b->stamp = 0;
@@ -145,11 +149,11 @@ Block* AllocatorImpl::MapAndJoin(const MapPlan& plan) {
     if (n != nullptr && n->pool != &shared_) pool = n->pool;
   if (plan.left != nullptr) {
     plan.left->pool->Erase(plan.left);
-    b = Join(plan.left, b);
+    b = JoinLocked(plan.left, b);
   }
   if (plan.right != nullptr) {
     plan.right->pool->Erase(plan.right);
-    b = Join(b, plan.right);
+    b = JoinLocked(b, plan.right);
   }
   b->thread = pool->thread;
   pool->Insert(b);
@@ -158,7 +162,8 @@ Block* AllocatorImpl::MapAndJoin(const MapPlan& plan) {
 
 // Reserves a new expandable region large enough for `size`: the device's total memory, so that
 // one region normally serves the whole process. nullptr when no address space is left.
-Block* AllocatorImpl::ReserveRegion(size_t size) {
+Block* AllocatorImpl::ReserveRegionLocked(size_t size) {
+  AssertLocked();
   size_t free_bytes = 0, total_bytes = 0;
   upstream_->MemoryInfo(&free_bytes, &total_bytes);
   const size_t bytes = RoundUp(std::max(size, total_bytes), granule_);
@@ -167,12 +172,13 @@ Block* AllocatorImpl::ReserveRegion(size_t size) {
   CUCTX_CHECK(reinterpret_cast<uintptr_t>(base) % granule_ == 0)
       << "upstream " << upstream_->Name() << " reserved " << base << ", not aligned to its "
       << granule_ << "-byte granularity";
-  return AddRegion(static_cast<char*>(base), bytes, true);
+  return AddRegionLocked(static_cast<char*>(base), bytes, true);
 }
 
 // Unmaps the granule-aligned middle of every free mapped block (any pool: the upstream waits for
 // the device first); the edges of less than a granule stay mapped and free. Returns the bytes.
-size_t AllocatorImpl::UnmapFreeGranules() {
+size_t AllocatorImpl::UnmapFreeGranulesLocked() {
+  AssertLocked();
   std::vector<std::pair<void*, size_t>> ranges;
   size_t unmapped = 0;
   for (auto& region : regions_) {
@@ -192,12 +198,12 @@ size_t AllocatorImpl::UnmapFreeGranules() {
       pool->Erase(b);
       Block* middle = b;
       if (r->base + lo > b->begin) {
-        middle = SplitOff(b, static_cast<size_t>(r->base + lo - b->begin));
+        middle = SplitOffLocked(b, static_cast<size_t>(r->base + lo - b->begin));
         pool->Insert(b);
       }
       Block* tail = nullptr;
       if (r->base + hi < middle->begin + middle->size) {
-        tail = SplitOff(middle, static_cast<size_t>(r->base + hi - middle->begin));
+        tail = SplitOffLocked(middle, static_cast<size_t>(r->base + hi - middle->begin));
         pool->Insert(tail);
       }
       ranges.emplace_back(middle->begin, middle->size);
@@ -206,7 +212,7 @@ size_t AllocatorImpl::UnmapFreeGranules() {
       middle->mapped = false;
       middle->thread = 0;
       middle->stamp = 0;
-      Block* joined = Coalesce(middle, &unmapped_);
+      Block* joined = CoalesceLocked(middle, &unmapped_);
       unmapped_.Insert(joined);
       b = tail != nullptr ? tail->next : joined->next;
     }
@@ -222,7 +228,8 @@ size_t AllocatorImpl::UnmapFreeGranules() {
 
 // Gives back the address space of every expandable region but the first that has nothing mapped
 // (a reservation costs no memory, and the first one is kept for the next growth).
-size_t AllocatorImpl::UnreserveEmptyRegions() {
+size_t AllocatorImpl::UnreserveEmptyRegionsLocked() {
+  AssertLocked();
   size_t released = 0;
   for (auto it = regions_.begin(); it != regions_.end();) {
     Region* r = it->get();
@@ -232,19 +239,20 @@ size_t AllocatorImpl::UnreserveEmptyRegions() {
     }
     CUCTX_ASSERT(r->first->next == nullptr && r->first->pool == &unmapped_);
     unmapped_.Erase(r->first);
-    RecycleBlock(r->first);
+    RecycleBlockLocked(r->first);
     upstream_->Unreserve(r->base, r->size);
     stats_.reserved_bytes -= r->size;
     released += r->size;
     it = regions_.erase(it);
   }
-  if (released > 0) Renumber();
+  if (released > 0) RenumberLocked();
   return released;
 }
 
 // Destruction: unmaps every mapped run of the region (blocks in use too) and gives back its
 // address space.
-void AllocatorImpl::ReleaseExpandable(Region* r) noexcept {
+void AllocatorImpl::ReleaseExpandableLocked(Region* r) noexcept {
+  AssertLocked();
   std::vector<std::pair<void*, size_t>> ranges;
   for (Block* b = r->first; b != nullptr; b = b->next) {
     if (!b->mapped) continue;

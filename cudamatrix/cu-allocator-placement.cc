@@ -1,35 +1,36 @@
 // cudamatrix/cu-allocator-placement.cc: the free pools of CuMemoryAllocator: best fit with thread affinity, splitting,
 // joining, growth by new regions, out-of-memory recovery and giving regions back.
 // SPDX-License-Identifier: Apache-2.0
-#include "cudamatrix/internal/cu-allocator-impl.h"
+#include "cudamatrix/internal/cu-allocator.h"
 
 namespace cuctx {
 namespace internal {
 
-Block* AllocatorImpl::FindFree(size_t size, uint64 thread) {
-  if (!options_.thread_affinity) return FindFreeAnyOwner(size, thread);
-  Pool* own = FindThreadPool(thread);
+Block* AllocatorImpl::FindFreeLocked(size_t size, uint64 thread) {
+  AssertLocked();
+  if (!options_.thread_affinity) return FindFreeAnyOwnerLocked(size, thread);
+  Pool* own = FindThreadPoolLocked(thread);
   Block* b = Better(own != nullptr ? own->BestFit(size) : nullptr, shared_.BestFit(size));
   if (b != nullptr) return b;
   // Blocks parked in this thread's cache are invisible to the pools until flushed.
   if (FastPath()) {
-    const ThreadCache* mine = FindCache(thread);
-    if (mine != nullptr && FlushCaches(mine) > 0) {
-      own = FindThreadPool(thread);
+    const ThreadCache* mine = FindCacheLocked(thread);
+    if (mine != nullptr && FlushCachesLocked(mine) > 0) {
+      own = FindThreadPoolLocked(thread);
       b = Better(own != nullptr ? own->BestFit(size) : nullptr, shared_.BestFit(size));
       if (b != nullptr) return b;
     }
   }
   // Blocks made safe by an outside SynchronizeGpu() or by their thread's drained stream are
   // shared before paying for a sync.
-  if (MoveSafeToShared() && (b = shared_.BestFit(size)) != nullptr) return b;
-  if (!OtherPoolFits(size, thread)) {
+  if (MoveSafeToSharedLocked() && (b = shared_.BestFit(size)) != nullptr) return b;
+  if (!OtherPoolFitsLocked(size, thread)) {
     // Perhaps other threads' caches hold what is needed; a new region is the last resort.
-    if (!FastPath() || FlushCaches(nullptr) == 0) return nullptr;
+    if (!FastPath() || FlushCachesLocked(nullptr) == 0) return nullptr;
     if ((b = shared_.BestFit(size)) != nullptr) return b;
-    if (!OtherPoolFits(size, thread)) return nullptr;
+    if (!OtherPoolFitsLocked(size, thread)) return nullptr;
   }
-  SyncAndShareAll();
+  SyncAndShareAllLocked();
   b = shared_.BestFit(size);
   CUCTX_ASSERT(b != nullptr);  // joining only makes blocks larger
   return b;
@@ -37,48 +38,54 @@ Block* AllocatorImpl::FindFree(size_t size, uint64 thread) {
 
 // The Kaldi policy (--cuda-allocator-thread-affinity=false): the lowest best fit of all pools,
 // with a sync when it was freed by another thread since the last sync.
-Block* AllocatorImpl::FindFreeAnyOwner(size_t size, uint64 thread) {
-  MoveSafeToShared();
+Block* AllocatorImpl::FindFreeAnyOwnerLocked(size_t size, uint64 thread) {
+  AssertLocked();
+  MoveSafeToSharedLocked();
   Block* best = shared_.BestFit(size);
   for (auto& p : thread_pools_) best = Better(best, p->BestFit(size));
   if (best == nullptr || best->pool == &shared_ || best->pool->thread == thread) return best;
-  SyncAndShareAll();
+  SyncAndShareAllLocked();
   return shared_.BestFit(size);
 }
 
-bool AllocatorImpl::OtherPoolFits(size_t size, uint64 thread) const {
+bool AllocatorImpl::OtherPoolFitsLocked(size_t size, uint64 thread) const {
+  AssertLocked();
   for (const auto& p : thread_pools_)
     if (p->thread != thread && p->tree.Max() >= size) return true;
   return false;
 }
 
-void AllocatorImpl::SyncAndShareAll() {
+void AllocatorImpl::SyncAndShareAllLocked() {
+  AssertLocked();
   // With the mutex held no Free can reach the pools between reading the counter and the sync;
   // blocks parked meanwhile get the new cache epoch and stay unsafe.
   const uint64 upto = free_counter_;
-  BumpCacheEpochs();
+  BumpCacheEpochsLocked();
   upstream_->SynchronizeAllStreams();
   ++stats_.num_syncs;
-  NoteSynchronized(upto);
-  FlushCaches(nullptr);
-  MoveSafeToShared();
+  NoteSynchronizedLocked(upto);
+  FlushCachesLocked(nullptr);
+  MoveSafeToSharedLocked();
 }
 
 // Every block parked before this call becomes safe for all threads once a sync (or the owning
 // thread's stream wait) that starts after it has happened.
-void AllocatorImpl::BumpCacheEpochs() {
+void AllocatorImpl::BumpCacheEpochsLocked() {
+  AssertLocked();
   for (auto& c : caches_) {
     OptionalLock lock(&c->mutex, Locking());
     ++c->epoch;
   }
 }
 
-void AllocatorImpl::NoteSynchronized(uint64 upto) {
+void AllocatorImpl::NoteSynchronizedLocked(uint64 upto) {
+  AssertLocked();
   last_sync_stamp_ = std::max(last_sync_stamp_, upto);
   for (auto& p : thread_pools_) p->safe_upto = std::max(p->safe_upto, upto);
 }
 
-bool AllocatorImpl::MoveSafeToShared() {
+bool AllocatorImpl::MoveSafeToSharedLocked() {
+  AssertLocked();
   bool moved = false;
   std::vector<Block*> moving;
   for (auto& p : thread_pools_) {
@@ -89,7 +96,7 @@ bool AllocatorImpl::MoveSafeToShared() {
     // Each step only removes blocks of the shared pool (by joining), never others of `p`.
     for (Block* b : moving) {
       p->Erase(b);
-      shared_.Insert(Coalesce(b, &shared_));
+      shared_.Insert(CoalesceLocked(b, &shared_));
     }
     p->moved_upto = p->safe_upto;
     moved |= !moving.empty();
@@ -108,7 +115,8 @@ bool AllocatorImpl::MoveSafeToShared() {
 // block (typically the untouched rest of a region) must not take all of it into its own pool:
 // the next thread would then find the shared pool empty and have to sync. Mapped and unmapped
 // blocks never join.
-Block* AllocatorImpl::Coalesce(Block* b, Pool* pool) {
+Block* AllocatorImpl::CoalesceLocked(Block* b, Pool* pool) {
+  AssertLocked();
   auto joinable = [&](const Block* n) {
     return n != nullptr && n->pool != nullptr && n->mapped == b->mapped &&
            (n->pool == pool || (n->pool == &shared_ && (pool == &shared_ || n->size <= b->size)));
@@ -117,33 +125,35 @@ Block* AllocatorImpl::Coalesce(Block* b, Pool* pool) {
     Block* l = b->prev;
     if (joinable(l)) {
       l->pool->Erase(l);
-      b = Join(l, b);
+      b = JoinLocked(l, b);
       continue;
     }
     Block* r = b->next;
     if (joinable(r)) {
       r->pool->Erase(r);
-      b = Join(b, r);
+      b = JoinLocked(b, r);
       continue;
     }
     return b;
   }
 }
 
-Block* AllocatorImpl::Join(Block* left, Block* right) {
+Block* AllocatorImpl::JoinLocked(Block* left, Block* right) {
+  AssertLocked();
   left->size += right->size;
   left->next = right->next;
   if (left->next != nullptr) left->next->prev = left;
   left->stamp = std::max(left->stamp, right->stamp);
-  RecycleBlock(right);
+  RecycleBlockLocked(right);
   return left;
 }
 
 // Cuts `b` (in no pool) at `offset` (0 < offset < size) and returns the right part, a block like
 // `b` (same region, pool-less, thread, stamp and mapping) in its own right.
-Block* AllocatorImpl::SplitOff(Block* b, size_t offset) {
+Block* AllocatorImpl::SplitOffLocked(Block* b, size_t offset) {
+  AssertLocked();
   CUCTX_ASSERT(b->pool == nullptr && offset > 0 && offset < b->size);
-  Block* r = NewBlock();
+  Block* r = NewBlockLocked();
   r->begin = b->begin + offset;
   r->size = b->size - offset;
   r->region = b->region;
@@ -159,40 +169,45 @@ Block* AllocatorImpl::SplitOff(Block* b, size_t offset) {
   return r;
 }
 
-void AllocatorImpl::Take(Block* b, size_t size) {
+void AllocatorImpl::TakeLocked(Block* b, size_t size) {
+  AssertLocked();
   Pool* pool = b->pool;
   pool->Erase(b);
-  if (b->size - size >= SplitThreshold(size)) pool->Insert(SplitOff(b, size));
+  if (b->size - size >= SplitThreshold(size)) pool->Insert(SplitOffLocked(b, size));
   ++b->region->num_used;
   InsertUsed(b);
-  NoteInUse(b->size);
+  NoteInUseLocked(b->size);
 }
 
-Block* AllocatorImpl::Grow(size_t size) {
-  return granule_ != 0 ? GrowExpandable(size) : GrowRegions(size);
+Block* AllocatorImpl::GrowLocked(size_t size) {
+  AssertLocked();
+  return granule_ != 0 ? GrowExpandableLocked(size) : GrowRegionsLocked(size);
 }
 
 // The first step of out-of-memory recovery, before anything is given back: moves what the thread
 // caches hold to the pools and, if other threads' pools hold blocks, syncs once so that they join
 // the shared pool. Returns a block that now fits `size`, or nullptr.
-Block* AllocatorImpl::ShareForGrowth(size_t size) {
-  FlushCaches(nullptr);
-  ShareThreadPools();
+Block* AllocatorImpl::ShareForGrowthLocked(size_t size) {
+  AssertLocked();
+  FlushCachesLocked(nullptr);
+  ShareThreadPoolsLocked();
   return shared_.BestFit(size);
 }
 
 // Syncs once and moves every thread pool's blocks to the shared pool, if any pool holds one.
-void AllocatorImpl::ShareThreadPools() {
+void AllocatorImpl::ShareThreadPoolsLocked() {
+  AssertLocked();
   for (auto& p : thread_pools_) {
     if (!p->blocks.empty()) {
-      SyncAndShareAll();
+      SyncAndShareAllLocked();
       return;
     }
   }
 }
 
 // Growth by a new region from the upstream's Allocate() (cudaMalloc).
-Block* AllocatorImpl::GrowRegions(size_t size) {
+Block* AllocatorImpl::GrowRegionsLocked(size_t size) {
+  AssertLocked();
   const size_t need = RoundUp(size, quantum_);
   size_t bytes = need;
   if (!first_region_done_) {
@@ -205,21 +220,22 @@ Block* AllocatorImpl::GrowRegions(size_t size) {
       bytes = std::max(need, share / quantum_ * quantum_);
     }
   }
-  void* ptr = UpstreamAllocate(bytes);
-  if (ptr == nullptr && bytes > need) ptr = UpstreamAllocate(bytes = need);
+  void* ptr = UpstreamAllocateLocked(bytes);
+  if (ptr == nullptr && bytes > need) ptr = UpstreamAllocateLocked(bytes = need);
   if (ptr == nullptr) {
     // Recovery, cheapest first: join what other threads freed, then give back whole free regions.
-    if (Block* b = ShareForGrowth(size)) return b;
-    if (ReleaseFreeRegionsLocked() > 0) ptr = UpstreamAllocate(bytes = need);
+    if (Block* b = ShareForGrowthLocked(size)) return b;
+    if (ReleaseFreeRegionsLocked() > 0) ptr = UpstreamAllocateLocked(bytes = need);
     // A region of exactly the request may still fit where a whole quantum does not.
-    if (ptr == nullptr && need > size) ptr = UpstreamAllocate(bytes = size);
+    if (ptr == nullptr && need > size) ptr = UpstreamAllocateLocked(bytes = size);
     if (ptr == nullptr)
-      ThrowOutOfMemory(size, "the upstream failed even after releasing the cache");
+      ThrowOutOfMemoryLocked(size, "the upstream failed even after releasing the cache");
   }
-  return AddRegion(static_cast<char*>(ptr), bytes, false);
+  return AddRegionLocked(static_cast<char*>(ptr), bytes, false);
 }
 
-void* AllocatorImpl::UpstreamAllocate(size_t bytes) {
+void* AllocatorImpl::UpstreamAllocateLocked(size_t bytes) {
+  AssertLocked();
   const auto start = std::chrono::steady_clock::now();
   void* ptr = upstream_->Allocate(bytes);
   stats_.upstream_alloc_seconds +=
@@ -236,14 +252,15 @@ void* AllocatorImpl::UpstreamAllocate(size_t bytes) {
 
 // Adds a region of `bytes` at `base` as one free block: in the shared pool, or for an expandable
 // region (address space only) in the unmapped pool.
-Block* AllocatorImpl::AddRegion(char* base, size_t bytes, bool expandable) {
+Block* AllocatorImpl::AddRegionLocked(char* base, size_t bytes, bool expandable) {
+  AssertLocked();
   auto region = std::make_unique<Region>();
   region->base = base;
   region->size = bytes;
   region->first_sub = num_subs_;
   region->num_subs = RoundUp(bytes, quantum_) / quantum_;
   num_subs_ += region->num_subs;
-  Block* b = NewBlock();
+  Block* b = NewBlockLocked();
   b->begin = base;
   b->size = bytes;
   b->region = region.get();
@@ -261,28 +278,29 @@ Block* AllocatorImpl::AddRegion(char* base, size_t bytes, bool expandable) {
   regions_.push_back(std::move(region));
   if (num_subs_ > tree_leaves_) {
     while (tree_leaves_ < num_subs_) tree_leaves_ *= 2;
-    Renumber();
+    RenumberLocked();
   }
   (expandable ? unmapped_ : shared_).Insert(b);
   return b;
 }
 
 size_t AllocatorImpl::ReleaseCachedMemory() {
-  OptionalLock lock(&mutex_, Locking());
+  Guard lock(this);
   if (!options_.cache_memory) return 0;
-  FlushCaches(nullptr);
+  FlushCachesLocked(nullptr);
   return ReleaseFreeRegionsLocked();
 }
 
 // Gives back every region that holds no block in use or, with expandable regions, every free
 // granule (and the address space of extra regions left with nothing mapped); returns the bytes.
 size_t AllocatorImpl::ReleaseFreeRegionsLocked() {
+  AssertLocked();
   if (granule_ != 0) {
     // Free neighbours in different pools do not join, and a piece smaller than a granule cannot
     // be unmapped; the unmap waits for the device anyway, so share everything first.
-    ShareThreadPools();
-    const size_t unmapped = UnmapFreeGranules();
-    UnreserveEmptyRegions();
+    ShareThreadPoolsLocked();
+    const size_t unmapped = UnmapFreeGranulesLocked();
+    UnreserveEmptyRegionsLocked();
     return unmapped;
   }
   size_t released = 0;
@@ -295,7 +313,7 @@ size_t AllocatorImpl::ReleaseFreeRegionsLocked() {
     for (Block* b = r->first; b != nullptr;) {
       Block* next = b->next;
       b->pool->Erase(b);
-      RecycleBlock(b);
+      RecycleBlockLocked(b);
       b = next;
     }
     upstream_->Release(r->base, r->size);
@@ -304,12 +322,13 @@ size_t AllocatorImpl::ReleaseFreeRegionsLocked() {
     released += r->size;
     it = regions_.erase(it);
   }
-  if (released > 0) Renumber();
+  if (released > 0) RenumberLocked();
   return released;
 }
 
 // Gives the regions consecutive sub-region numbers again and rebuilds every pool's keys and tree.
-void AllocatorImpl::Renumber() {
+void AllocatorImpl::RenumberLocked() {
+  AssertLocked();
   std::vector<Block*> free_blocks;
   std::vector<Pool*> pools = {&shared_, &unmapped_};
   for (auto& p : thread_pools_) pools.push_back(p.get());
@@ -329,20 +348,23 @@ void AllocatorImpl::Renumber() {
   for (Block* b : free_blocks) b->pool->Insert(b);
 }
 
-Pool* AllocatorImpl::FindThreadPool(uint64 thread) {
+Pool* AllocatorImpl::FindThreadPoolLocked(uint64 thread) {
+  AssertLocked();
   for (auto& p : thread_pools_)
     if (p->thread == thread) return p.get();
   return nullptr;
 }
 
-Pool* AllocatorImpl::ThreadPool(uint64 thread) {
-  if (Pool* p = FindThreadPool(thread)) return p;
+Pool* AllocatorImpl::ThreadPoolLocked(uint64 thread) {
+  AssertLocked();
+  if (Pool* p = FindThreadPoolLocked(thread)) return p;
   thread_pools_.push_back(std::make_unique<Pool>(thread, &block_nodes_));
   thread_pools_.back()->tree.Reset(tree_leaves_);
   return thread_pools_.back().get();
 }
 
-Block* AllocatorImpl::NewBlock() {
+Block* AllocatorImpl::NewBlockLocked() {
+  AssertLocked();
   ++num_blocks_;
   if (spare_blocks_.empty()) {
     block_storage_.emplace_back();
@@ -354,12 +376,14 @@ Block* AllocatorImpl::NewBlock() {
   return b;
 }
 
-void AllocatorImpl::RecycleBlock(Block* b) {
+void AllocatorImpl::RecycleBlockLocked(Block* b) {
+  AssertLocked();
   --num_blocks_;
   spare_blocks_.push_back(b);
 }
 
-size_t AllocatorImpl::LargestFreeBlock() const {
+size_t AllocatorImpl::LargestFreeBlockLocked() const {
+  AssertLocked();
   size_t largest = shared_.tree.Max();
   for (const auto& p : thread_pools_) largest = std::max(largest, p->tree.Max());
   return largest;

@@ -1,8 +1,8 @@
 // cudamatrix/cu-allocator-replay.cc: ReplayAllocatorTrace(): drives a CuMemoryAllocator with a recorded trace,
 // on one thread or on one thread per recorded thread in the recorded order.
 // SPDX-License-Identifier: Apache-2.0
-#include "cudamatrix/internal/cu-allocator-impl.h"
 #include "cudamatrix/internal/cu-allocator-trace.h"
+#include "cudamatrix/internal/cu-allocator.h"
 
 #include <condition_variable>
 #include <exception>

@@ -1,6 +1,6 @@
 // cudamatrix/cu-allocator-stats.cc: statistics, error messages and the trace writer of CuMemoryAllocator.
 // SPDX-License-Identifier: Apache-2.0
-#include "cudamatrix/internal/cu-allocator-impl.h"
+#include "cudamatrix/internal/cu-allocator.h"
 
 #include <cinttypes>
 #include <exception>
@@ -9,7 +9,7 @@ namespace cuctx {
 namespace internal {
 
 CuAllocatorStats AllocatorImpl::GetStats() {
-  OptionalLock lock(&mutex_, Locking());
+  Guard lock(this);
   CuAllocatorStats s = stats_;
   if (options_.cache_memory) {
     s.num_regions = static_cast<int64>(regions_.size());
@@ -28,14 +28,15 @@ CuAllocatorStats AllocatorImpl::GetStats() {
     }
     s.num_free_blocks = num_blocks_ - s.num_used_blocks - s.num_cached_blocks -
                         static_cast<int64>(unmapped_.blocks.size());
-    s.largest_free_block = LargestFreeBlock();
+    s.largest_free_block = LargestFreeBlockLocked();
   } else {
     s.num_used_blocks = static_cast<int64>(direct_.size());
   }
   return s;
 }
 
-void AllocatorImpl::ThrowOutOfMemory(size_t bytes, const char* why) {
+void AllocatorImpl::ThrowOutOfMemoryLocked(size_t bytes, const char* why) {
+  AssertLocked();
   ++stats_.num_oom_errors;
   size_t free_bytes = 0, total_bytes = 0;
   bool have_info = true;
@@ -54,7 +55,7 @@ void AllocatorImpl::ThrowOutOfMemory(size_t bytes, const char* why) {
   if (granule_ != 0) msg << " (mapped, of " << Mib(stats_.reserved_bytes) << " reserved)";
   msg << " in " << (options_.cache_memory ? regions_.size() : direct_.size())
       << " region(s), in use " << Mib(stats_.in_use_bytes) << " (peak "
-      << Mib(stats_.peak_in_use_bytes) << "), largest free block " << Mib(LargestFreeBlock())
+      << Mib(stats_.peak_in_use_bytes) << "), largest free block " << Mib(LargestFreeBlockLocked())
       << "; " << upstream_->Name() << ": ";
   if (have_info)
     msg << Mib(free_bytes) << " free of " << Mib(total_bytes) << " total.";
@@ -66,7 +67,8 @@ void AllocatorImpl::ThrowOutOfMemory(size_t bytes, const char* why) {
                          kOutOfMemoryStatus);
 }
 
-void AllocatorImpl::ThrowBadFree(void* ptr) {
+void AllocatorImpl::ThrowBadFreeLocked(void* ptr) {
+  AssertLocked();
   const char* what = "was not allocated by this allocator";
   const char* p = static_cast<const char*>(ptr);
   bool parked = false;
@@ -94,35 +96,39 @@ void AllocatorImpl::ThrowBadFree(void* ptr) {
                                       : " (pass-through mode: unknown pointer or double free)");
 }
 
-size_t AllocatorImpl::TraceThread(uint64 thread) {
+size_t AllocatorImpl::TraceThreadLocked(uint64 thread) {
+  AssertLocked();
   const size_t t =
       std::find(trace_threads_.begin(), trace_threads_.end(), thread) - trace_threads_.begin();
   if (t == trace_threads_.size()) trace_threads_.push_back(thread);
   return t;
 }
 
-void AllocatorImpl::TraceAlloc(void* ptr, uint64 thread, char kind, size_t a, size_t b) {
+void AllocatorImpl::TraceAllocLocked(void* ptr, uint64 thread, char kind, size_t a, size_t b) {
+  AssertLocked();
   uint64 id = 0;
   if (ptr != nullptr) {
     id = next_trace_id_++;
     trace_ids_[ptr] = id;
   }
-  const size_t t = TraceThread(thread);
+  const size_t t = TraceThreadLocked(thread);
   if (kind == 'm')
     std::fprintf(trace_, "m %zu %zu %" PRIu64 "\n", t, a, id);
   else
     std::fprintf(trace_, "p %zu %zu %zu %" PRIu64 "\n", t, a, b, id);
 }
 
-void AllocatorImpl::TraceFree(void* ptr, uint64 thread) {
+void AllocatorImpl::TraceFreeLocked(void* ptr, uint64 thread) {
+  AssertLocked();
   auto it = trace_ids_.find(ptr);
   CUCTX_ASSERT(it != trace_ids_.end());  // tracing starts with the allocator
-  std::fprintf(trace_, "f %zu %" PRIu64 "\n", TraceThread(thread), it->second);
+  std::fprintf(trace_, "f %zu %" PRIu64 "\n", TraceThreadLocked(thread), it->second);
   trace_ids_.erase(it);
 }
 
-void AllocatorImpl::TraceEvent(char kind, uint64 thread) {
-  std::fprintf(trace_, "%c %zu\n", kind, TraceThread(thread));
+void AllocatorImpl::TraceEventLocked(char kind, uint64 thread) {
+  AssertLocked();
+  std::fprintf(trace_, "%c %zu\n", kind, TraceThreadLocked(thread));
 }
 
 }  // namespace internal

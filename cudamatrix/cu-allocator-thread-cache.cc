@@ -1,7 +1,7 @@
 // cudamatrix/cu-allocator-thread-cache.cc: the per-thread caches of freed blocks and the sharded map of blocks in use
 // (NOTE ON THE THREAD CACHE and NOTE ON LOCKING in cu-allocator.h).
 // SPDX-License-Identifier: Apache-2.0
-#include "cudamatrix/internal/cu-allocator-impl.h"
+#include "cudamatrix/internal/cu-allocator.h"
 
 namespace cuctx {
 namespace internal {
@@ -15,8 +15,8 @@ ThreadCache* AllocatorImpl::CacheOf(uint64 thread) {
   };
   thread_local Slot slot;
   if (slot.allocator == id_ && slot.thread == thread) return slot.cache;
-  OptionalLock lock(&mutex_, Locking());
-  ThreadCache* cache = FindCache(thread);
+  Guard lock(this);
+  ThreadCache* cache = FindCacheLocked(thread);
   if (cache == nullptr) {
     caches_.push_back(std::make_unique<ThreadCache>(thread));
     cache = caches_.back().get();
@@ -25,7 +25,8 @@ ThreadCache* AllocatorImpl::CacheOf(uint64 thread) {
   return cache;
 }
 
-ThreadCache* AllocatorImpl::FindCache(uint64 thread) {
+ThreadCache* AllocatorImpl::FindCacheLocked(uint64 thread) {
+  AssertLocked();
   for (auto& c : caches_)
     if (c->thread == thread) return c.get();
   return nullptr;
@@ -72,7 +73,8 @@ bool AllocatorImpl::CacheFree(Block* b, uint64 thread,
 // Moves the parked blocks of every cache (or of `only`) to the core's pools, as frees of their
 // threads now, or as safe blocks when parked before the cache's current epoch. Called with the
 // mutex held; returns the bytes moved.
-size_t AllocatorImpl::FlushCaches(const ThreadCache* only) {
+size_t AllocatorImpl::FlushCachesLocked(const ThreadCache* only) {
+  AssertLocked();
   size_t moved = 0;
   std::vector<Parked> blocks;
   for (auto& c : caches_) {
@@ -89,7 +91,7 @@ size_t AllocatorImpl::FlushCaches(const ThreadCache* only) {
     }
     for (const Parked& p : blocks) {
       moved += p.block->size;
-      FreeBlock(p.block, c->thread, p.epoch < epoch);
+      FreeBlockLocked(p.block, c->thread, p.epoch < epoch);
     }
     blocks.clear();
   }

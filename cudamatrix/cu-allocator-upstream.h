@@ -16,8 +16,11 @@
 //     memory with a capacity limit and call counters, and optionally a VMM-like mode over mmap, so
 //     that the allocator's bookkeeping, its growth, its out-of-memory path and its thread rule
 //     are tested on machines without a GPU.
-// Only cu-allocator-cuda.cc and cu-allocator-vmm.cc may call cudaMalloc/cudaFree or cuMem*, and
-// only cu-allocator-async.cc (the --cuda-allocator=async backend) cudaMallocAsync/cudaFreeAsync.
+// tools/lint.sh keeps raw device allocation in few places: cudaMalloc/cudaFree only in
+// cu-allocator-cuda.cc and cu-readback.cc (a per-thread reduction workspace that must not come
+// from the caching allocator; it says why), cuMem* only in
+// cu-allocator-vmm.cc (whose Allocate/Release pass through to cu-allocator-cuda.cc), and
+// cudaMallocAsync/cudaFreeAsync only in cu-allocator-async.cc (--cuda-allocator=async).
 #ifndef CUCTX_CUDAMATRIX_CU_ALLOCATOR_UPSTREAM_H_
 #define CUCTX_CUDAMATRIX_CU_ALLOCATOR_UPSTREAM_H_
 

@@ -12,7 +12,8 @@
 //
 // The driver functions come through cudaGetDriverEntryPointByVersion (internal/cu-driver.h), so
 // the library links and runs without libcuda; NewVmmAllocatorUpstream() then says why not.
-// With cu-allocator-cuda.cc this is the only file that may call cudaMalloc/cudaFree or cuMem*.
+// The only file that may call the driver's cuMem* functions (tools/lint.sh; the other places that
+// may call cudaMalloc/cudaFree are listed in cu-allocator-upstream.h).
 #include "base/error.h"
 #include "cudamatrix/cu-allocator-upstream.h"
 
@@ -20,7 +21,8 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-graph.h"
+#include "cudamatrix/cu-thread-state.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-device-scope.h"
 #include "cudamatrix/internal/cu-driver.h"
 
@@ -175,10 +177,10 @@ class VmmAllocatorUpstream : public CuAllocatorUpstream {
       for (const auto& range : ranges) UnmapGranules(static_cast<char*>(range.first), range.second);
     };
     try {
-      if (CuGraph::Capturing())
+      if (internal::ThreadCapturing())
         internal::RunInRelaxedCaptureMode(unmap);
       else
-        internal::OutsideCaptures([&] {
+        internal::OutsideCapturesToRelease(device_, [&] {
           internal::DeviceScope scope(device_);  // the thread may belong to another device
           CUCTX_CUDA_CHECK(scope.Status());
           CUCTX_CUDA_CHECK(cudaDeviceSynchronize());

@@ -4,10 +4,10 @@
 //
 // No CUDA in any cu-allocator*.cc but the upstreams: the device is reached only through
 // CuAllocatorUpstream, so all of this is exercised by the CPU tests with
-// test::HostAllocatorUpstream. internal/cu-allocator-impl.h lists the files and their jobs.
+// test::HostAllocatorUpstream. internal/cu-allocator.h lists the files and their jobs.
 #include "cudamatrix/cu-allocator.h"
 
-#include "cudamatrix/internal/cu-allocator-impl.h"
+#include "cudamatrix/internal/cu-allocator.h"
 
 namespace cuctx {
 namespace internal {
@@ -48,16 +48,22 @@ AllocatorImpl::AllocatorImpl(const CuAllocatorOptions& options,
   cache_max_request_ = large_slots_ > 0 ? kMaxRequestBytes : small_limit_;
   fast_path_ =
       options_.cache_memory && options_.thread_affinity && trace_ == nullptr && cache_capacity_ > 0;
+#ifndef NDEBUG
+  owned_alone_ = false;  // from now on the Locked methods need the mutex (AssertLocked())
+#endif
 }
 
 AllocatorImpl::~AllocatorImpl() {
+#ifndef NDEBUG
+  owned_alone_ = true;
+#endif
   const size_t live = NumUsed() + direct_.size();
   if (live > 0)
     CUCTX_WARN << "CuMemoryAllocator destroyed with " << live << " block(s) ("
                << Mib(stats_.in_use_bytes) << ") still in use; releasing them anyway";
   for (auto& r : regions_) {
     if (r->expandable)
-      ReleaseExpandable(r.get());
+      ReleaseExpandableLocked(r.get());
     else
       upstream_->Release(r->base, r->size);
   }
@@ -69,10 +75,10 @@ void* AllocatorImpl::Malloc(size_t bytes) {
   if (FastPath() && bytes != 0 && bytes <= cache_max_request_) {
     if (void* ptr = CacheMalloc(RoundUp(bytes, kAlign), upstream_->CurrentThreadId())) return ptr;
   }
-  OptionalLock lock(&mutex_, Locking());
-  if (bytes > kMaxRequestBytes) ThrowOutOfMemory(bytes, "the request is impossibly large");
+  Guard lock(this);
+  if (bytes > kMaxRequestBytes) ThrowOutOfMemoryLocked(bytes, "the request is impossibly large");
   void* ptr = bytes == 0 ? nullptr : AllocateLocked(RoundUp(bytes, kAlign));
-  if (trace_ != nullptr) TraceAlloc(ptr, upstream_->CurrentThreadId(), 'm', bytes, 0);
+  if (trace_ != nullptr) TraceAllocLocked(ptr, upstream_->CurrentThreadId(), 'm', bytes, 0);
   return ptr;
 }
 
@@ -90,10 +96,12 @@ void* AllocatorImpl::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitc
     // Pitched blocks are no different once allocated; the thread cache serves them too.
     if (void* ptr = CacheMalloc(p * num_rows, upstream_->CurrentThreadId())) return ptr;
   }
-  OptionalLock lock(&mutex_, Locking());
-  if (too_large) ThrowOutOfMemory(std::numeric_limits<size_t>::max(), "pitch * num_rows overflows");
+  Guard lock(this);
+  if (too_large)
+    ThrowOutOfMemoryLocked(std::numeric_limits<size_t>::max(), "pitch * num_rows overflows");
   void* ptr = empty ? nullptr : AllocateLocked(p * num_rows);
-  if (trace_ != nullptr) TraceAlloc(ptr, upstream_->CurrentThreadId(), 'p', row_bytes, num_rows);
+  if (trace_ != nullptr)
+    TraceAllocLocked(ptr, upstream_->CurrentThreadId(), 'p', row_bytes, num_rows);
   return ptr;
 }
 
@@ -101,62 +109,66 @@ bool AllocatorImpl::Free(void* ptr, bool must_own) {
   if (ptr == nullptr) return true;
   const uint64 thread = upstream_->CurrentThreadId();
   if (!options_.cache_memory) {
-    OptionalLock lock(&mutex_, Locking());
-    return FreeDirect(ptr, thread, must_own);
+    Guard lock(this);
+    return FreeDirectLocked(ptr, thread, must_own);
   }
   Block* b = RemoveUsed(ptr);
   if (b != nullptr && FastPath()) {
     std::vector<std::pair<Block*, bool>> evicted;
     if (CacheFree(b, thread, &evicted)) {
       if (!evicted.empty()) {
-        OptionalLock lock(&mutex_, Locking());
-        for (const auto& e : evicted) FreeBlock(e.first, thread, e.second);
+        Guard lock(this);
+        for (const auto& e : evicted) FreeBlockLocked(e.first, thread, e.second);
       }
       return true;
     }
   }
-  OptionalLock lock(&mutex_, Locking());
+  Guard lock(this);
   if (b == nullptr) {
     if (!must_own) return false;
-    ThrowBadFree(ptr);
+    ThrowBadFreeLocked(ptr);
   }
-  FreeBlock(b, thread);
+  FreeBlockLocked(b, thread);
   ++stats_.num_frees;
-  if (trace_ != nullptr) TraceFree(ptr, thread);
+  if (trace_ != nullptr) TraceFreeLocked(ptr, thread);
   return true;
 }
 
 void* AllocatorImpl::AllocateLocked(size_t size) {
-  if (!options_.cache_memory) return AllocateDirect(size);
+  AssertLocked();
+  if (!options_.cache_memory) return AllocateDirectLocked(size);
   const uint64 thread = upstream_->CurrentThreadId();
-  Block* b = FindFree(size, thread);
-  if (b == nullptr) b = Grow(size);
-  Take(b, size);
+  Block* b = FindFreeLocked(size, thread);
+  if (b == nullptr) b = GrowLocked(size);
+  TakeLocked(b, size);
   return b->begin;
 }
 
-void* AllocatorImpl::AllocateDirect(size_t size) {
-  void* ptr = UpstreamAllocate(size);
-  if (ptr == nullptr) ThrowOutOfMemory(size, "the upstream failed (pass-through mode)");
+void* AllocatorImpl::AllocateDirectLocked(size_t size) {
+  AssertLocked();
+  void* ptr = UpstreamAllocateLocked(size);
+  if (ptr == nullptr) ThrowOutOfMemoryLocked(size, "the upstream failed (pass-through mode)");
   direct_.emplace(ptr, size);
   ++stats_.num_regions;
   stats_.held_bytes += size;
   stats_.peak_held_bytes = std::max(stats_.peak_held_bytes, stats_.held_bytes);
-  NoteInUse(size);
+  NoteInUseLocked(size);
   return ptr;
 }
 
-void AllocatorImpl::NoteInUse(size_t bytes) {
+void AllocatorImpl::NoteInUseLocked(size_t bytes) {
+  AssertLocked();
   ++stats_.num_mallocs;
   stats_.in_use_bytes += bytes;
   stats_.peak_in_use_bytes = std::max(stats_.peak_in_use_bytes, stats_.in_use_bytes);
 }
 
-bool AllocatorImpl::FreeDirect(void* ptr, uint64 thread, bool must_own) {
+bool AllocatorImpl::FreeDirectLocked(void* ptr, uint64 thread, bool must_own) {
+  AssertLocked();
   auto it = direct_.find(ptr);
   if (it == direct_.end()) {
     if (!must_own) return false;
-    ThrowBadFree(ptr);
+    ThrowBadFreeLocked(ptr);
   }
   const size_t size = it->second;
   direct_.erase(it);
@@ -166,45 +178,46 @@ bool AllocatorImpl::FreeDirect(void* ptr, uint64 thread, bool must_own) {
   stats_.held_bytes -= size;
   stats_.in_use_bytes -= size;
   ++stats_.num_frees;
-  if (trace_ != nullptr) TraceFree(ptr, thread);
+  if (trace_ != nullptr) TraceFreeLocked(ptr, thread);
   return true;
 }
 
 // Returns a block that is in no pool and not in the used map to the free pools: to the shared
 // pool if it is `safe` for every thread, else as freed by `thread` now.
-void AllocatorImpl::FreeBlock(Block* b, uint64 thread, bool safe) {
+void AllocatorImpl::FreeBlockLocked(Block* b, uint64 thread, bool safe) {
+  AssertLocked();
   --b->region->num_used;
   stats_.in_use_bytes -= b->size;
-  Pool* pool = safe ? &shared_ : ThreadPool(thread);
+  Pool* pool = safe ? &shared_ : ThreadPoolLocked(thread);
   const uint64 stamp = ++free_counter_;
-  b = Coalesce(b, pool);
+  b = CoalesceLocked(b, pool);
   b->thread = thread;
   b->stamp = stamp;
   pool->Insert(b);
 }
 
 void AllocatorImpl::SynchronizeGpu() {
-  OptionalLock lock(&mutex_, Locking());
+  Guard lock(this);
   const uint64 upto = free_counter_;
-  BumpCacheEpochs();
+  BumpCacheEpochsLocked();
   upstream_->SynchronizeAllStreams();
   ++stats_.num_external_syncs;
-  NoteSynchronized(upto);
-  if (trace_ != nullptr) TraceEvent('s', upstream_->CurrentThreadId());
+  NoteSynchronizedLocked(upto);
+  if (trace_ != nullptr) TraceEventLocked('s', upstream_->CurrentThreadId());
 }
 
 void AllocatorImpl::NoteThreadStreamSynchronized() {
-  OptionalLock lock(&mutex_, Locking());
+  Guard lock(this);
   const uint64 thread = upstream_->CurrentThreadId();
   ++stats_.num_stream_sync_notes;
   // Every block in this thread's pool was freed by this thread before now, so the work that used
   // it was queued before the stream sync that the caller has just waited for.
-  if (Pool* p = FindThreadPool(thread)) p->safe_upto = free_counter_;
-  if (ThreadCache* c = FindCache(thread)) {
+  if (Pool* p = FindThreadPoolLocked(thread)) p->safe_upto = free_counter_;
+  if (ThreadCache* c = FindCacheLocked(thread)) {
     OptionalLock cache_lock(&c->mutex, Locking());
     ++c->epoch;
   }
-  if (trace_ != nullptr) TraceEvent('d', thread);
+  if (trace_ != nullptr) TraceEventLocked('d', thread);
 }
 
 }  // namespace internal
@@ -227,17 +240,11 @@ void CuMemoryAllocator::Free(void* ptr) { impl_->Free(ptr, true); }
 
 bool CuMemoryAllocator::TryFree(void* ptr) { return impl_->Free(ptr, false); }
 
-void CuMemoryAllocator::AllowMultithreading() {
-  impl_->multi_threaded_.store(true, std::memory_order_release);
-}
+void CuMemoryAllocator::AllowMultithreading() { impl_->AllowMultithreading(); }
 
-bool CuMemoryAllocator::MultithreadingAllowed() const {
-  return impl_->multi_threaded_.load(std::memory_order_acquire);
-}
+bool CuMemoryAllocator::MultithreadingAllowed() const { return impl_->MultithreadingAllowed(); }
 
-bool CuMemoryAllocator::SetDebugStrideMode(bool mode) {
-  return impl_->debug_stride_.exchange(mode);
-}
+bool CuMemoryAllocator::SetDebugStrideMode(bool mode) { return impl_->SetDebugStrideMode(mode); }
 
 void CuMemoryAllocator::SynchronizeGpu() { impl_->SynchronizeGpu(); }
 
@@ -255,9 +262,9 @@ CuAllocatorStats CuMemoryAllocator::GetStats() const { return impl_->GetStats();
 
 void CuMemoryAllocator::PrintMemoryUsage() const { CUCTX_LOG << GetStats().ToString(); }
 
-const CuAllocatorOptions& CuMemoryAllocator::Options() const { return impl_->options_; }
+const CuAllocatorOptions& CuMemoryAllocator::Options() const { return impl_->Options(); }
 
-CuAllocatorUpstream& CuMemoryAllocator::Upstream() { return *impl_->upstream_; }
+CuAllocatorUpstream& CuMemoryAllocator::Upstream() { return impl_->Upstream(); }
 
 // ---- CuAllocatorUpstream: defaults for upstreams without expandable regions -----------------
 

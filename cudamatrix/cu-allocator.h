@@ -15,7 +15,7 @@
 namespace cuctx {
 
 namespace internal {
-class AllocatorImpl;  // cudamatrix/internal/cu-allocator-impl.h
+class AllocatorImpl;  // cudamatrix/internal/cu-allocator.h
 }  // namespace internal
 
 // A snapshot of CuMemoryAllocator's counters (GetStats()). Byte counts are block sizes, i.e.
@@ -97,7 +97,8 @@ struct CuAllocatorStats {
 //     sizes growing 5% per iteration (cudaMalloc regions: 3.6); the 4-thread synthetic nnet3
 //     replay held/peak 1.016 with 6.3 syncs per 1000 frees at 32 MiB, 1.003 / 9.0 at 8 MiB,
 //     1.008 / 11.6 at 2 MiB: larger steps leave slack that other threads take without a sync,
-//     hence the 32 MiB default. A 2 MiB granule costs about 40-55 us to map, like a cudaMalloc.
+//     hence the 32 MiB default. A 2 MiB granule costs about 36 us to map (measured on the H100),
+//     like a cudaMalloc of 2 MiB.
 //   - cudaMalloc regions (--cuda-allocator-upstream=cuda, or no VMM): the first region is
 //     memory_proportion of the device's free memory (at least the request); every later region is
 //     the request rounded up to the quantum; memory_proportion = 0 grows on demand only.
@@ -199,7 +200,12 @@ struct CuAllocatorStats {
 // exchange with acquire ordering to lock, a store with release ordering to unlock (one atomic
 // read-modify-write less per lock than std::mutex, four per cached pair), spinning on a plain
 // load with pause and then yielding. Lock order: the mutex before a cache or used-map lock; no
-// other lock is taken while a cache or used-map lock is held.
+// other lock is taken while a cache or used-map lock is held. In the runtime's lock order
+// (internal/cu-lock-order.h) the mutex is level 4: it may be taken with the device registry's
+// mutex held, and it is held while the upstream's Release() and SynchronizeAllStreams() pass the
+// device's capture gate (level 5), which is the one wait across layers; nothing that holds a gate
+// takes an allocator's mutex. The private methods that must run with the mutex held end in
+// `Locked`, and debug builds assert it (internal/cu-allocator.h).
 //
 // Tracing: with --cuda-allocator-trace=FILE every successful Malloc/MallocPitch and every Free is
 // written to FILE as one text line, in the order they took the mutex:

@@ -3,7 +3,7 @@
 #include "cudamatrix/cu-check.h"
 
 #if CUCTX_HAVE_CUDA
-#include "cudamatrix/cu-graph.h"
+#include "cudamatrix/cu-thread-state.h"
 #include "cudamatrix/internal/cu-driver.h"
 
 #include <cublas_v2.h>
@@ -220,7 +220,7 @@ bool SyncChecksEnabled() {
 void CheckLaunch(const char* kernel, const char* func, const char* file, int line) {
   cudaError_t e = cudaGetLastError();
   // A captured launch runs later; waiting for the stream would break the capture.
-  if (e == cudaSuccess && SyncChecksEnabled() && !CuGraph::Capturing())
+  if (e == cudaSuccess && SyncChecksEnabled() && !internal::ThreadCapturing())
     e = cudaStreamSynchronize(cudaStreamPerThread);
   if (e != cudaSuccess) {
     std::string call = std::string("launch of ") + kernel;

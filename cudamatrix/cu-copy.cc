@@ -6,8 +6,8 @@
 #include "base/options-itf.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-pinned.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
 
 #include <algorithm>
 #include <atomic>

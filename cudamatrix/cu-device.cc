@@ -1,34 +1,27 @@
-// cudamatrix/cu-device.cc: device selection, the process-wide registry and per-thread handles.
+// cudamatrix/cu-device.cc: CuDevice, the facade over the per-device registry
+// (cu-device-registry.cc): this thread's device, its library handles, memory, profiling.
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-device.h"
 
 #include "base/error.h"
 #include "base/options-itf.h"
 #include "base/random.h"
-#include "cudamatrix/cu-allocator-async.h"
 #include "cudamatrix/cu-allocator-options.h"
-#include "cudamatrix/cu-allocator-upstream.h"
 #include "cudamatrix/cu-allocator.h"
-#include "cudamatrix/cu-gemm-check.h"
-#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/internal/cu-alloc-scope.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
+#include "cudamatrix/internal/cu-device-registry.h"
+#include "cudamatrix/internal/cu-thread-state.h"
 
 #include <algorithm>
-#include <array>
-#include <atomic>
 #include <chrono>
-#include <climits>
 #include <cstring>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <sstream>
-#include <thread>
 #include <vector>
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/internal/cu-device-scope.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
 #include <cublas_v2.h>
@@ -41,287 +34,9 @@
 namespace cuctx {
 namespace {
 
-// The most device ordinals a process can use (per-device tables below have this many slots, so
-// that threads read them without the mutex while another thread sets up a device).
-constexpr int kMaxDevices = 64;
-
-// State shared by all threads. Leaked on purpose: no CUDA call may run from a static destructor
-// after main returns.
-struct Registry {
-  std::mutex mutex;
-  std::atomic<int> device_id{-1};  // the process's selected device, -1 for none
-  bool gpu_selected = false;       // a GPU was selected (selecting again is then an error)
-  bool cpu_selected = false;       // SelectGpuId("no") or a CPU fallback was chosen
-  std::string no_gpu_reason = "no device selected yet (call SelectGpuId)";
-  // Per-device state, indexed by device ordinal, filled when a device is first used (selected for
-  // the process or bound by a thread) and never emptied; written under `mutex`.
-  std::vector<std::unique_ptr<CuDeviceProperties>> properties;
-  // Per-device caching allocators, indexed like `properties`; `allocator_ptrs` mirrors them for
-  // reads without the mutex (a slot goes from null to its final value once).
-  std::vector<std::unique_ptr<CuMemoryAllocator>> allocators;
-  std::array<std::atomic<CuMemoryAllocator*>, kMaxDevices> allocator_ptrs{};
-  // peer[a][b]: kernels on device a may access device b's memory (enabled by cuctx).
-  std::array<std::array<std::atomic<bool>, kMaxDevices>, kMaxDevices> peer{};
-  Registry() : properties(kMaxDevices), allocators(kMaxDevices) {}
-  std::atomic<bool> debug_stride_mode{false};
-  // The first thread that used the GPU, and whether others may (AllowMultithreading).
-  bool has_owner = false;
-  std::thread::id owner;
-  std::atomic<bool> multithreading{false};
-};
-
-Registry& GetRegistry() {
-  static Registry* registry = new Registry;
-  return *registry;
-}
-
-constexpr const char* kModes = "yes, no, optional or wait";
-
-// The calling thread's SelectGpuIdForThread device (-1: none) and the test override of
-// internal::ThreadObjectDevice(), kept outside CuDevice and in one struct so that reading them
-// is one thread-local access (initial-exec: no __tls_get_addr call; 8 bytes of static TLS).
-struct ThreadDeviceState {
-  int bound = -1;
-  int override_device = internal::kNoDeviceOverride;
-};
-__attribute__((tls_model("initial-exec"))) thread_local ThreadDeviceState thread_device_state;
-
-// The calling thread's device: its binding, else the process's selected device, else -1.
-int CallingThreadDevice() {
-  const int bound = thread_device_state.bound;
-  return bound >= 0 ? bound : GetRegistry().device_id.load(std::memory_order_relaxed);
-}
-
 double SteadySeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-
-#if CUCTX_HAVE_CUDA
-// Records that the calling thread uses the GPU. A thread other than the first one switches
-// multithreading on (with a warning) unless AllowMultithreading() was called. The thread_local
-// flag keeps this to one mutex acquisition per thread.
-void NoteGpuUse() {
-  thread_local bool noted = false;
-  if (noted) return;
-  noted = true;
-  Registry& r = GetRegistry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  if (!r.has_owner) {
-    r.has_owner = true;
-    r.owner = std::this_thread::get_id();
-    return;
-  }
-  if (r.owner != std::this_thread::get_id() && !r.multithreading.load()) {
-    r.multithreading.store(true);
-    for (auto& allocator : r.allocators)
-      if (allocator) allocator->AllowMultithreading();
-    CUCTX_WARN << "a second thread is using the GPU without CuDevice::AllowMultithreading(); "
-               << "switching multithreading on";
-  }
-}
-#endif
-
-#if CUCTX_HAVE_CUDA
-std::string CudaReason(cudaError_t e) {
-  std::ostringstream out;
-  out << cudaGetErrorName(e) << " (" << cudaGetErrorString(e) << ")";
-  return out.str();
-}
-
-// Picks a device. Returns -1 and sets *reason when none is usable; *busy is true when devices
-// exist but all are taken (exclusive mode), the case in which "wait" mode retries.
-int ChooseDevice(std::string* reason, bool* busy) {
-  *busy = false;
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    // Without any NVIDIA driver the runtime reports an "insufficient" driver; say what is wrong.
-    int driver_version = -1;
-    if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver_version) == cudaSuccess &&
-        driver_version == 0)
-      *reason = "no NVIDIA driver found (libcuda.so.1 is not installed or cannot be loaded)";
-    else
-      *reason = "cudaGetDeviceCount failed: " + CudaReason(e);
-    return -1;
-  }
-  if (count == 0) {
-    *reason = "cudaGetDeviceCount found no CUDA devices";
-    return -1;
-  }
-  std::vector<int> candidates;
-  bool all_exclusive = true;
-  for (int d = 0; d < count; ++d) {
-    int mode = cudaComputeModeDefault;
-    if (cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, d) != cudaSuccess) continue;
-    if (mode == cudaComputeModeProhibited) continue;
-    if (mode == cudaComputeModeDefault) all_exclusive = false;
-    candidates.push_back(d);
-  }
-  if (candidates.empty()) {
-    *reason = "all " + std::to_string(count) + " devices are in compute-prohibited mode";
-    return -1;
-  }
-  if (all_exclusive) {
-    // In exclusive mode the driver decides: the first device whose context we can create is ours.
-    for (int d : candidates) {
-      if (cudaSetDevice(d) == cudaSuccess && cudaInitDevice(d, 0, 0) == cudaSuccess) return d;
-      cudaGetLastError();
-    }
-    *busy = true;
-    *reason = "all devices are in exclusive mode and busy";
-    return -1;
-  }
-  if (candidates.size() == 1) return candidates[0];
-  int best = -1;
-  double best_ratio = -1.0;
-  for (int d : candidates) {
-    size_t free_bytes = 0, total_bytes = 0;
-    if (cudaSetDevice(d) != cudaSuccess ||
-        cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
-      cudaGetLastError();
-      continue;
-    }
-    double ratio = total_bytes > 0 ? static_cast<double>(free_bytes) / total_bytes : 0.0;
-    CUCTX_VLOG(1) << "device " << d << ": free/total = " << ratio;
-    if (ratio > best_ratio) {
-      best_ratio = ratio;
-      best = d;
-    }
-  }
-  if (best < 0) {
-    *busy = true;
-    *reason = "no device could report its memory (all busy?)";
-  }
-  return best;
-}
-
-void ReadProperties(int id, CuDeviceProperties* p) {
-  cudaDeviceProp prop;
-  CUCTX_CUDA_CHECK(cudaGetDeviceProperties(&prop, id));
-  p->id = id;
-  p->name = prop.name;
-  p->major = prop.major;
-  p->minor = prop.minor;
-  p->multiprocessors = prop.multiProcessorCount;
-  p->total_memory = static_cast<int64>(prop.totalGlobalMem);
-  p->memory_bus_width = prop.memoryBusWidth;
-  int value = 0;
-  if (cudaDeviceGetAttribute(&value, cudaDevAttrMemoryClockRate, id) == cudaSuccess)
-    p->memory_clock_khz = value;
-  if (cudaDeviceGetAttribute(&value, cudaDevAttrEccEnabled, id) == cudaSuccess)
-    p->ecc_enabled = value != 0;
-  if (cudaDeviceGetAttribute(&value, cudaDevAttrComputeMode, id) == cudaSuccess)
-    p->compute_mode = value;
-  CUCTX_CUDA_CHECK(cudaDriverGetVersion(&p->driver_version));
-  CUCTX_CUDA_CHECK(cudaRuntimeGetVersion(&p->runtime_version));
-}
-
-// Orders all threads' per-thread streams of device `id` (a no-op kernel on its legacy default
-// stream), whichever device the calling thread uses.
-void SynchronizeDevice(int id) {
-  internal::OutsideCaptures([id] {
-    internal::DeviceScope scope(id);
-    CUCTX_CUDA_CHECK(scope.Status());
-    LaunchNoOp(cudaStreamLegacy);
-  });
-}
-
-// Device `id`'s allocator: the caching allocator over the upstream --cuda-allocator-upstream
-// names (VMM when the device and driver support it), or the stream-ordered cudaMallocAsync
-// backend (--cuda-allocator=async). Made with `id` current, so its upstream belongs to `id`.
-std::unique_ptr<CuMemoryAllocator> NewAllocator(const CuAllocatorOptions& options, int id) {
-  std::string why_not;
-  auto allocator = NewDeviceMemoryAllocator(
-      options, [id] { SynchronizeDevice(id); }, &why_not);
-  if (!why_not.empty())
-    CUCTX_VLOG(1) << "device " << id << ": no virtual memory management (" << why_not
-                  << "); the allocator grows by cudaMalloc regions instead";
-  return allocator;
-}
-
-// Enables peer access both ways between `id` and every device already set up, where the hardware
-// allows it, and adds each to the other's allocator mappings. CUCTX_PEER_ACCESS=0 leaves it off
-// (copies between devices are then staged by the driver; for tests and diagnosis). Called with
-// r.mutex held.
-void ConnectPeers(Registry& r, int id) {
-  const char* env = std::getenv("CUCTX_PEER_ACCESS");
-  if (env != nullptr && std::string(env) == "0") {
-    CUCTX_VLOG(1) << "CUCTX_PEER_ACCESS=0: no peer access for GPU " << id;
-    return;
-  }
-  for (int other = 0; other < kMaxDevices; ++other) {
-    if (other == id || !r.allocators[other]) continue;
-    int ab = 0, ba = 0;
-    CUCTX_CUDA_CHECK(cudaDeviceCanAccessPeer(&ab, id, other));
-    CUCTX_CUDA_CHECK(cudaDeviceCanAccessPeer(&ba, other, id));
-    if (ab == 0 || ba == 0) {
-      CUCTX_LOG << "GPUs " << id << " and " << other
-                << " have no peer access: copies between them are staged through host memory";
-      continue;
-    }
-    for (const auto& [from, to] :
-         {std::pair<int, int>{id, other}, std::pair<int, int>{other, id}}) {
-      internal::DeviceScope scope(from);
-      CUCTX_CUDA_CHECK(scope.Status());
-      const cudaError_t e = cudaDeviceEnablePeerAccess(to, 0);
-      if (e == cudaErrorPeerAccessAlreadyEnabled)
-        (void)cudaGetLastError();
-      else
-        CUCTX_CUDA_CHECK(e);
-      // Memory the allocator of `to` maps itself (VMM) lists its readers explicitly.
-      r.allocators[to]->Upstream().GrantPeerAccess(from);
-      r.peer[from][to].store(true);
-    }
-    CUCTX_LOG << "peer access between GPUs " << id << " and " << other << " enabled";
-  }
-}
-
-// Sets up device `id` for the process on first use: context, properties, allocator, peer access.
-// Leaves the calling thread's current device as it was. Called with r.mutex held.
-void SetUpDevice(Registry& r, int id) {
-  if (r.allocators[id]) return;
-  internal::DeviceScope scope(id);
-  CUCTX_CUDA_CHECK(scope.Status());
-  CUCTX_CUDA_CHECK(cudaInitDevice(id, 0, 0));  // creates the context now, not at the first kernel
-  r.properties[id] = std::make_unique<CuDeviceProperties>();
-  ReadProperties(id, r.properties[id].get());
-  CuAllocatorOptions options = CuDevice::AllocatorOptions();
-  const char* cache_env = std::getenv("CUCTX_CUDA_CACHE_MEMORY");
-  if (cache_env != nullptr && (std::string(cache_env) == "false" || std::string(cache_env) == "0"))
-    options.cache_memory = false;
-  r.allocators[id] = NewAllocator(options, id);
-  // A second device means threads per device, which free each other's memory at times.
-  bool several = false;
-  for (int d = 0; d < kMaxDevices; ++d) several = several || (d != id && r.allocators[d]);
-  if (several) r.multithreading.store(true);
-  if (r.multithreading.load())
-    for (auto& allocator : r.allocators)
-      if (allocator) allocator->AllowMultithreading();
-  r.allocators[id]->SetDebugStrideMode(r.debug_stride_mode.load());
-  ConnectPeers(r, id);
-  r.allocator_ptrs[id].store(r.allocators[id].get());
-}
-
-// "GPU 3: NVIDIA H100 80GB HBM3 (compute capability 9.0, 81079 MiB)" for a set-up device.
-std::string DeviceSummary(const Registry& r, int id) {
-  const CuDeviceProperties& p = *r.properties[id];
-  std::ostringstream out;
-  out << "GPU " << id << ": " << p.name << " (compute capability " << p.major << "." << p.minor
-      << ", " << (p.total_memory >> 20) << " MiB)";
-  return out.str();
-}
-
-// Makes `id` the process's device (setting it up first). Called with r.mutex held.
-void UseDevice(Registry& r, int id) {
-  SetUpDevice(r, id);
-  CUCTX_CUDA_CHECK(cudaSetDevice(id));
-  r.gpu_selected = true;
-  r.no_gpu_reason.clear();
-  r.device_id.store(id);
-  CUCTX_LOG << "selected " << DeviceSummary(r, id);
-}
-#endif  // CUCTX_HAVE_CUDA
 
 }  // namespace
 
@@ -378,195 +93,60 @@ void CuDevice::DestroyHandles() noexcept {
 }
 
 void CuDevice::SelectGpuId(const std::string& use_gpu) {
-  if (use_gpu != "yes" && use_gpu != "no" && use_gpu != "optional" && use_gpu != "wait")
-    CUCTX_ERR << "--use-gpu must be " << kModes << "; got \"" << use_gpu << "\"";
-  Registry& r = GetRegistry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  if (r.gpu_selected)
-    CUCTX_ERR << "SelectGpuId(\"" << use_gpu << "\") called after GPU " << r.device_id.load()
-              << " was already selected; select the device once per process";
-  if (use_gpu == "no") {
-    r.cpu_selected = true;
-    r.no_gpu_reason = "--use-gpu=no";
-    CUCTX_VLOG(1) << "using the CPU (--use-gpu=no)";
-    return;
-  }
-#if CUCTX_HAVE_CUDA
-  std::string reason;
-  bool busy = false;
-  int id = ChooseDevice(&reason, &busy);
-  if (use_gpu == "wait") {
-    auto start = std::chrono::steady_clock::now();
-    int attempts = 0;
-    while (id < 0 && busy) {
-      double waited =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (attempts++ % 12 == 0)
-        CUCTX_WARN << "--use-gpu=wait: no free GPU yet (" << reason << "); waited "
-                   << static_cast<int>(waited) << " s so far, retrying every 5 s";
-      std::this_thread::sleep_for(std::chrono::seconds(5));
-      id = ChooseDevice(&reason, &busy);
-    }
-    if (id >= 0 && attempts > 0) {
-      double waited =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      CUCTX_LOG << "--use-gpu=wait: got GPU " << id << " after waiting " << waited << " s";
-    }
-  }
-  if (id >= 0) {
-    UseDevice(r, id);
-    device_id_ = id;
-    return;
-  }
-  r.no_gpu_reason = reason;
-  if (use_gpu == "optional") {
-    r.cpu_selected = true;
-    CUCTX_WARN << "no usable GPU (" << reason << "); running on the CPU";
-    return;
-  }
-  CUCTX_ERR << "--use-gpu=" << use_gpu << " but no GPU could be used: " << reason;
-#else
-  r.no_gpu_reason = "built without CUDA";
-  if (use_gpu == "optional") {
-    CUCTX_VLOG(1) << "cuctx was built without CUDA; running on the CPU";
-    return;
-  }
-  CUCTX_ERR << "--use-gpu=" << use_gpu << " but cuctx was built without CUDA (make CUDA=0)";
-#endif
+  std::string error;
+  const int id = internal::SelectProcessDevice(use_gpu, &error);
+  if (!error.empty()) CUCTX_ERR << error;
+  if (id >= 0) device_id_ = id;
 }
 
 void CuDevice::SelectAndInitializeGpuIdWithExistingCudaContext(int dev_id) {
-  Registry& r = GetRegistry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  if (r.gpu_selected)
-    CUCTX_ERR << "a GPU (" << r.device_id.load() << ") is already selected for this process";
-#if CUCTX_HAVE_CUDA
-  int count = 0;
-  CUCTX_CUDA_CHECK(cudaGetDeviceCount(&count));
-  CUCTX_CHECK(dev_id >= 0 && dev_id < count)
-      << "dev_id " << dev_id << " out of range: " << count << " device(s)";
-  UseDevice(r, dev_id);
+  std::string error;
+  if (!internal::SelectProcessDeviceWithExistingContext(dev_id, &error)) CUCTX_ERR << error;
   device_id_ = dev_id;
-#else
-  CUCTX_ERR << "cannot use GPU " << dev_id << ": cuctx was built without CUDA";
-#endif
 }
 
 void CuDevice::SelectGpuIdForThread(int dev_id) {
 #if CUCTX_HAVE_CUDA
   const int count = DeviceCount();
-  CUCTX_CHECK(dev_id >= 0 && dev_id < count && dev_id < kMaxDevices)
+  CUCTX_CHECK(dev_id >= 0 && dev_id < count && dev_id < internal::kMaxDevices)
       << "SelectGpuIdForThread(" << dev_id << "): the process sees " << count
       << " CUDA device(s), numbered 0 to " << count - 1 << " (after CUDA_VISIBLE_DEVICES)";
-  if (dev_id == thread_device_state.bound) return;
-  Registry& r = GetRegistry();
-  {
-    std::lock_guard<std::mutex> lock(r.mutex);
-    CUCTX_CHECK(!r.cpu_selected) << "SelectGpuIdForThread(" << dev_id
-                                 << "): this process runs on the CPU (" << r.no_gpu_reason << ")";
-    const bool new_device = !r.allocators[dev_id];
-    SetUpDevice(r, dev_id);
-    r.multithreading.store(true);  // binding threads to devices means several threads
-    for (auto& allocator : r.allocators)
-      if (allocator) allocator->AllowMultithreading();
-    if (r.device_id.load() < 0) {
-      r.gpu_selected = true;
-      r.no_gpu_reason.clear();
-      r.device_id.store(dev_id);
-      CUCTX_LOG << "selected " << DeviceSummary(r, dev_id) << " (first thread binding)";
-    } else if (new_device) {
-      CUCTX_LOG << "set up " << DeviceSummary(r, dev_id) << " for a thread";
-    }
-  }
+  if (dev_id == internal::ThreadBoundDevice()) return;
+  std::string error;
+  if (!internal::SetUpDeviceForThread(dev_id, &error)) CUCTX_ERR << error;
   if (device_id_ >= 0 && device_id_ != dev_id) {
     // The old device's handles and queued work belong to the old binding.
     CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
     DestroyHandles();
   }
-  thread_device_state.bound = dev_id;
+  internal::SetThreadBoundDevice(dev_id);
   AttachToSelectedDevice();
 #else
   CUCTX_ERR << "SelectGpuIdForThread(" << dev_id << "): cuctx was built without CUDA (CUDA=0)";
 #endif
 }
 
-int CuDevice::DeviceCount() {
-#if CUCTX_HAVE_CUDA
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return count;
-#else
-  return 0;
-#endif
-}
+int CuDevice::DeviceCount() { return internal::VisibleDeviceCount(); }
 
-std::vector<int> CuDevice::ActiveDeviceIds() {
-  Registry& r = GetRegistry();
-  std::vector<int> ids;
-  for (int d = 0; d < kMaxDevices; ++d)
-    if (r.allocator_ptrs[d].load() != nullptr) ids.push_back(d);
-  return ids;
-}
+std::vector<int> CuDevice::ActiveDeviceIds() { return internal::ActiveDevices(); }
 
-bool CuDevice::PeerAccessEnabled(int a, int b) {
-  if (a < 0 || b < 0 || a >= kMaxDevices || b >= kMaxDevices) return false;
-  return GetRegistry().peer[a][b].load();
-}
+bool CuDevice::PeerAccessEnabled(int a, int b) { return internal::DevicePeerAccess(a, b); }
 
 bool CuDevice::Enabled() const { return DeviceId() >= 0; }
 
 int CuDevice::DeviceId() const {
-  return CallingThreadDevice();  // a CuDevice is only used by its own thread
+  return internal::ThreadDeviceInline();  // a CuDevice is only used by its own thread
 }
 
 const CuDeviceProperties& CuDevice::Properties() const {
-  Registry& r = GetRegistry();
-  int id = DeviceId();
-  if (id < 0) CUCTX_ERR << "no GPU is selected: " << r.no_gpu_reason;
-  std::lock_guard<std::mutex> lock(r.mutex);
-  return *r.properties[id];
+  const CuDeviceProperties* p = internal::DeviceProperties(DeviceId());
+  if (p == nullptr) CUCTX_ERR << "no GPU is selected: " << internal::NoGpuReason();
+  return *p;
 }
-
-namespace internal {
-
-int ThreadObjectDevice() noexcept {
-  // Plain thread_local ints (no constructor, so no guard), not CuDevice::Instantiate(): this runs
-  // for every operand of every op.
-  const int override_device = thread_device_state.override_device;
-  return override_device != kNoDeviceOverride ? override_device : CallingThreadDevice();
-}
-
-void ThrowWrongDevice(const char* kind, int object_device) {
-  const int mine = ThreadObjectDevice();
-  std::ostringstream where;
-  if (object_device < 0)
-    where << "in host memory (made without a GPU)";
-  else
-    where << "on GPU " << object_device;
-  std::ostringstream thread;
-  if (mine < 0)
-    thread << "a thread with no GPU";
-  else
-    thread << "a thread of GPU " << mine;
-  CUCTX_ERR << "a " << kind << " " << where.str() << " was used by " << thread.str()
-            << ": use it from a thread bound to its device (CuDevice::SelectGpuIdForThread), or "
-            << "copy it to this one first (CopyFromMat / CopyFromVec copy between devices)";
-}
-
-void SetThreadObjectDeviceForTesting(int device) { thread_device_state.override_device = device; }
-
-}  // namespace internal
 
 std::string CuDevice::DeviceName() const { return Enabled() ? Properties().name : "none"; }
 
-std::string CuDevice::NoGpuReason() const {
-  Registry& r = GetRegistry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  return r.no_gpu_reason;
-}
+std::string CuDevice::NoGpuReason() const { return internal::NoGpuReason(); }
 
 bool CuDevice::DoublePrecisionSupported() const {
   if (!Enabled()) return false;
@@ -629,36 +209,17 @@ void CuDevice::RegisterDeviceOptions(OptionsItf* opts) {
                  "Run float GEMMs on TF32 tensor cores (faster; about 1e-3 relative error)");
 }
 
-void CuDevice::AllowMultithreading() {
-  Registry& r = GetRegistry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  r.multithreading.store(true);
-  for (auto& allocator : r.allocators)
-    if (allocator) allocator->AllowMultithreading();
-}
+void CuDevice::AllowMultithreading() { internal::AllowMultithreadingOnDevices(); }
 
-CuAllocatorOptions& CuDevice::AllocatorOptions() {
-  static CuAllocatorOptions* options = new CuAllocatorOptions;
-  return *options;
-}
+CuAllocatorOptions& CuDevice::AllocatorOptions() { return internal::DeviceAllocatorOptions(); }
 
 void CuDevice::RegisterCuAllocatorOptions(OptionsItf* opts) { AllocatorOptions().Register(opts); }
 
-CuMemoryAllocator* CuDevice::Allocator() {
-  int id = DeviceId();
-  return id >= 0 && id < kMaxDevices ? GetRegistry().allocator_ptrs[id].load() : nullptr;
-}
+CuMemoryAllocator* CuDevice::Allocator() { return internal::DeviceAllocator(DeviceId()); }
 
-bool CuDevice::SetDebugStrideMode(bool mode) {
-  Registry& r = GetRegistry();
-  std::lock_guard<std::mutex> lock(r.mutex);
-  bool old = r.debug_stride_mode.exchange(mode);
-  for (auto& allocator : r.allocators)
-    if (allocator) allocator->SetDebugStrideMode(mode);
-  return old;
-}
+bool CuDevice::SetDebugStrideMode(bool mode) { return internal::SetDebugStrideModeOnDevices(mode); }
 
-bool CuDevice::GetDebugStrideMode() const { return GetRegistry().debug_stride_mode.load(); }
+bool CuDevice::GetDebugStrideMode() const { return internal::DebugStrideModeOnDevices(); }
 
 void CuDevice::PrintMemoryUsage() const {
   CuMemoryAllocator* allocator = const_cast<CuDevice*>(this)->Allocator();
@@ -698,16 +259,7 @@ void CuDevice::PrintProfile() {
   CUCTX_LOG << out.str();
 }
 
-void CuDevice::CheckGpuHealth() {
-  if (!Enabled()) return;
-  CuTimer timer;
-  GemmCheckResult check = RunGemmCheck(512, 20261122);
-  if (!check.passed)
-    CUCTX_ERR << "GPU health check failed: " << check.Summary()
-              << "; the GPU computes a matrix product differently from the CPU";
-  CUCTX_VLOG(1) << "GPU health check passed: " << check.Summary();
-  AccuProfile("CuDevice::CheckGpuHealth", timer);
-}
+// CuDevice::CheckGpuHealth() is defined in cu-gemm-check.cc, the layer above that runs the check.
 
 #if CUCTX_HAVE_CUDA
 void CuDevice::SeedGpu(uint64 seed) {
@@ -727,7 +279,7 @@ void* CuDevice::Malloc(size_t size) {
   CuMemoryAllocator* allocator = Allocator();
   CUCTX_CHECK(allocator != nullptr)
       << "CuDevice::Malloc: no GPU selected (" << NoGpuReason() << ")";
-  NoteGpuUse();
+  if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
   AttachToSelectedDevice();
   return allocator->Malloc(size);
 }
@@ -738,7 +290,7 @@ void* CuDevice::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) {
   CuMemoryAllocator* allocator = Allocator();
   CUCTX_CHECK(allocator != nullptr)
       << "CuDevice::MallocPitch: no GPU selected (" << NoGpuReason() << ")";
-  NoteGpuUse();
+  if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
   AttachToSelectedDevice();
   return allocator->MallocPitch(row_bytes, num_rows, pitch);
 }
@@ -755,9 +307,8 @@ void CuDevice::Free(void* ptr) {
   // unknown pointer then gets the allocator's error.
   if (allocator->TryFree(ptr) || internal::FreeScopedMemory(ptr)) return;
   // Memory of another device (a matrix made by a thread of another GPU, freed here).
-  Registry& r = GetRegistry();
-  for (int d = 0; d < kMaxDevices; ++d) {
-    CuMemoryAllocator* other = r.allocator_ptrs[d].load();
+  for (int d = 0; d < internal::kMaxDevices; ++d) {
+    CuMemoryAllocator* other = internal::DeviceAllocator(d);
     if (other != nullptr && other != allocator && other->TryFree(ptr)) return;
   }
   allocator->Free(ptr);
@@ -767,7 +318,7 @@ cublasContext* CuDevice::GetCublasHandle() {
   if (cublas_ == nullptr) {
     CUCTX_CHECK(Enabled()) << "GetCublasHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
-    NoteGpuUse();
+    if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
     CUCTX_CUBLAS_CHECK(cublasCreate(&cublas_));
     CUCTX_CUBLAS_CHECK(cublasSetStream(cublas_, cudaStreamPerThread));
     const CuDeviceOptions& opts = DeviceOptions();
@@ -783,7 +334,7 @@ cusparseContext* CuDevice::GetCusparseHandle() {
   if (cusparse_ == nullptr) {
     CUCTX_CHECK(Enabled()) << "GetCusparseHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
-    NoteGpuUse();
+    if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
     CUCTX_CUSPARSE_CHECK(cusparseCreate(&cusparse_));
     CUCTX_CUSPARSE_CHECK(cusparseSetStream(cusparse_, cudaStreamPerThread));
   }
@@ -794,7 +345,7 @@ curandGenerator_st* CuDevice::GetCurandHandle() {
   if (curand_ == nullptr) {
     CUCTX_CHECK(Enabled()) << "GetCurandHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
-    NoteGpuUse();
+    if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
     CUCTX_CURAND_CHECK(curandCreateGenerator(&curand_, CURAND_RNG_PSEUDO_DEFAULT));
     CUCTX_CURAND_CHECK(curandSetStream(curand_, cudaStreamPerThread));
   }
@@ -805,7 +356,7 @@ cusolverDnContext* CuDevice::GetCusolverDnHandle() {
   if (cusolver_ == nullptr) {
     CUCTX_CHECK(Enabled()) << "GetCusolverDnHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
-    NoteGpuUse();
+    if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
     CUCTX_CUSOLVER_CHECK(cusolverDnCreate(&cusolver_));
     CUCTX_CUSOLVER_CHECK(cusolverDnSetStream(cusolver_, cudaStreamPerThread));
   }
@@ -817,7 +368,7 @@ void SynchronizeGpu() {
   internal::CheckNotCapturing("SynchronizeGpu");
   // A launch on the legacy stream would make it depend on capturing threads' streams (CUDA
   // rejects that and the captures break): it waits until no capture runs.
-  internal::OutsideCaptures([] { LaunchNoOp(cudaStreamLegacy); });
+  internal::OutsideCaptures(internal::ThreadDevice(), [] { LaunchNoOp(cudaStreamLegacy); });
 }
 
 std::string GetFreeGpuMemory(int64* free, int64* total) {

@@ -4,7 +4,9 @@
 #define CUCTX_CUDAMATRIX_CU_DEVICE_H_
 
 #include "base/types.h"
+#include "cudamatrix/cu-device-properties.h"
 #include "cudamatrix/cu-profile.h"
+#include "cudamatrix/cu-thread-state.h"  // ThreadObjectDevice, CheckObjectDevice (Cu containers)
 
 #include <cstddef>
 #include <map>
@@ -23,13 +25,6 @@ namespace cuctx {
 class OptionsItf;
 class CuMemoryAllocator;
 struct CuAllocatorOptions;
-
-// Device options shared by all threads; registered by CuDevice::RegisterDeviceOptions and applied
-// to each cuBLAS handle when it is created.
-struct CuDeviceOptions {
-  bool use_tensor_cores = true;   // allow cuBLAS tensor-core algorithms for half-precision inputs
-  bool use_tf32_compute = false;  // float GEMMs on TF32 tensor cores (faster, ~1e-3 relative error)
-};
 
 // Times a stretch of code for CuDevice::AccuProfile, the way the Cu ops profile themselves
 // (cu-profile.h). Active only when GetVerboseLevel() >= 1 (and not inside a CUDA-graph capture).
@@ -56,28 +51,14 @@ class CuTimer {
   internal::ProfileMark mark_;
 };
 
-// Facts about one CUDA device, read once when it is selected.
-struct CuDeviceProperties {
-  int id = -1;               // CUDA device ordinal (after CUDA_VISIBLE_DEVICES)
-  std::string name;          // e.g. "NVIDIA H100 80GB HBM3"
-  int major = 0, minor = 0;  // compute capability
-  int multiprocessors = 0;   // SM count
-  int64 total_memory = 0;    // bytes
-  int driver_version = 0;    // e.g. 13000 for CUDA 13.0
-  int runtime_version = 0;
-  int compute_mode = 0;  // cudaComputeMode value
-  bool ecc_enabled = false;
-  int memory_bus_width = 0;  // bits
-  int memory_clock_khz = 0;  // peak memory clock
-};
-
 // CuDevice: the calling thread's view of the GPU runtime (one thread_local instance per thread).
 //
 // Owns: this thread's cuBLAS, cuSPARSE, cuRAND and cuSOLVER handles, each created on first use and
 // bound to cudaStreamPerThread, destroyed when the thread exits. Everything shared by all threads
-// (which device the process selected, per-device properties and the caching allocator) lives in
-// one process-wide registry behind a mutex, indexed by device id so that more devices per process
-// can be added later.
+// lives below it (README's runtime stack): which device the process selected and which one this
+// thread bound itself to (cu-thread-state.h), and, for each device in use, its properties, its
+// caching allocator and its peer links, in the per-device registry (cu-device-registry.cc); each
+// device also has its own capture gate (internal/cu-capture-gate.h).
 //
 // Thread-safety: Instantiate() is safe from any thread and returns that thread's object; the
 // object itself must only be used by its own thread. Device selection is process-wide: select once
@@ -242,33 +223,6 @@ class CuDevice {
   cusolverDnContext* cusolver_ = nullptr;
 };
 
-namespace internal {
-
-// The device that the calling thread's Cu objects belong to (CuDevice::DeviceId(): the bound
-// device, else the process's, else -1), unless a test overrides it (below). Cheap (a thread-local
-// read and an atomic load).
-int ThreadObjectDevice() noexcept;
-
-// Throws the wrong-device error for a `kind` ("CuMatrix", ...) whose storage is on
-// `object_device` (-1: host memory, made without a GPU), used by this thread.
-[[noreturn]] void ThrowWrongDevice(const char* kind, int object_device);
-
-// The check behind Data() of every Cu container: an object with storage may only be used by a
-// thread of its own device. Copies between devices (CopyFromMat, CopyFromVec) and views do not
-// go through it.
-inline void CheckObjectDevice(const char* kind, int object_device, const void* data) {
-  if (data != nullptr && object_device != ThreadObjectDevice())
-    ThrowWrongDevice(kind, object_device);
-}
-
-// Tests only: makes ThreadObjectDevice() return `device` on the calling thread (kNoDeviceOverride
-// restores the real one), so that the bookkeeping of object devices and the wrong-device errors
-// are exercised on machines without a GPU. Storage stays where the GPU mode puts it.
-constexpr int kNoDeviceOverride = -1000;
-void SetThreadObjectDeviceForTesting(int device);
-
-}  // namespace internal
-
 // Free-function forms of the handle getters, as in Kaldi.
 inline cublasContext* GetCublasHandle() { return CuDevice::Instantiate().GetCublasHandle(); }
 inline cusparseContext* GetCusparseHandle() { return CuDevice::Instantiate().GetCusparseHandle(); }
@@ -279,8 +233,9 @@ inline cusolverDnContext* GetCusolverDnHandle() {
 
 // Orders all threads' per-thread streams: launches an empty kernel on the legacy default stream,
 // which waits for and is waited on by every blocking stream. Does not block the host, except
-// while some other thread captures a CuGraph: it then waits for that capture to end (a legacy
-// launch would break it). No-op without a GPU; an error on a thread that is capturing.
+// while some other thread captures a CuGraph on this thread's device: it then waits for that
+// capture to end (a legacy launch would break it); captures on other devices do not hold it back.
+// No-op without a GPU; an error on a thread that is capturing.
 void SynchronizeGpu();
 
 // Free and total memory of the current device in bytes; returns a summary like

@@ -122,4 +122,17 @@ GemmCheckResult RunGemmCheck(int32 n, uint64 seed, GemmPrecision precision) {
                                             : RunTypedGemmCheck<double>(n, seed);
 }
 
+// A CuDevice method, defined here rather than in cu-device.cc so that the facade (a lower layer)
+// does not include the check it runs.
+void CuDevice::CheckGpuHealth() {
+  if (!Enabled()) return;
+  CuTimer timer;
+  GemmCheckResult check = RunGemmCheck(512, 20261122);
+  if (!check.passed)
+    CUCTX_ERR << "GPU health check failed: " << check.Summary()
+              << "; the GPU computes a matrix product differently from the CPU";
+  CUCTX_VLOG(1) << "GPU health check passed: " << check.Summary();
+  AccuProfile("CuDevice::CheckGpuHealth", timer);
+}
+
 }  // namespace cuctx

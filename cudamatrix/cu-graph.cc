@@ -7,19 +7,22 @@
 #include "cudamatrix/cu-allocator-upstream.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-thread-state.h"
 #include "cudamatrix/internal/cu-alloc-scope.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
+#include "cudamatrix/internal/cu-lock-order.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 #include <algorithm>
-#include <atomic>
-#include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/internal/cu-device-scope.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -27,44 +30,10 @@
 
 namespace cuctx {
 
-namespace internal {
-namespace {
-thread_local bool t_capturing = false;
-}  // namespace
-
-void CheckNotCapturing(const char* op) {
-  if (t_capturing)
-    CUCTX_ERR << op
-              << ": not allowed while this thread captures a CUDA graph (CuGraph::Capture): it "
-                 "waits for the device or copies to or from host memory. Use its device-result "
-                 "form, or move it out of the captured code";
-}
-
-}  // namespace internal
-
-bool CuGraph::Capturing() { return internal::t_capturing; }
+bool CuGraph::Capturing() { return internal::ThreadCapturing(); }
 
 #if CUCTX_HAVE_CUDA
 namespace {
-
-// Threads capturing right now, process-wide, and the gate that keeps device-wide waits and
-// captures apart (OutsideCaptures()).
-std::atomic<int> g_captures_active{0};
-std::mutex g_gate_mutex;
-std::condition_variable g_gate_cv;
-
-void EnterCapture() {
-  std::lock_guard<std::mutex> lock(g_gate_mutex);
-  g_captures_active.fetch_add(1);
-}
-
-void LeaveCapture() {
-  {
-    std::lock_guard<std::mutex> lock(g_gate_mutex);
-    g_captures_active.fetch_sub(1);
-  }
-  g_gate_cv.notify_all();
-}
 
 // The private memory of one graph: a CuMemoryAllocator over an upstream of its own (so nothing
 // it holds is ever handed to an eager caller), the pointers it handed out that are not yet
@@ -79,14 +48,14 @@ class GraphPool : public internal::ScopedMemoryOwner {
   // would otherwise count as unsafe calls of the capturing thread. The memory is outside the
   // graph on purpose (the graph refers to it by address), so the relaxed mode is right here.
   void* Malloc(size_t bytes) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
     void* p = nullptr;
     internal::RunInRelaxedCaptureMode([&] { p = allocator_.Malloc(bytes); });
     if (p != nullptr) live_.insert(p);
     return p;
   }
   void* MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
     void* p = nullptr;
     internal::RunInRelaxedCaptureMode(
         [&] { p = allocator_.MallocPitch(row_bytes, num_rows, pitch); });
@@ -94,21 +63,21 @@ class GraphPool : public internal::ScopedMemoryOwner {
     return p;
   }
   bool FreeIfOwned(void* p) override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
     if (live_.erase(p) == 0) return false;
     allocator_.Free(p);
     return true;
   }
   void Adopt(void* eager) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
     adopted_.push_back(eager);
   }
   std::vector<void*> TakeAdopted() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
     return std::move(adopted_);
   }
   bool Unused() override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
     return live_.empty();
   }
   size_t HeldBytes() const { return allocator_.GetStats().held_bytes; }
@@ -131,7 +100,7 @@ class GraphPool : public internal::ScopedMemoryOwner {
     });
   }
 
-  std::mutex mutex_;
+  std::mutex mutex_;  // lock order: kScopeLock (internal/cu-lock-order.h), before allocator_'s
   CuMemoryAllocator allocator_;
   std::unordered_set<void*> live_;
   std::vector<void*> adopted_;
@@ -176,10 +145,10 @@ struct EagerCublasWorkspace {
 thread_local EagerCublasWorkspace t_cublas_workspace;
 
 // Marks the calling thread as capturing into `pool` for its lifetime: allocation scope, capture
-// flag, the process-wide count, and the graph's own cuBLAS workspace.
+// flag and the count of its device's capture gate, and the graph's own cuBLAS workspace.
 class CaptureState {
  public:
-  CaptureState(GraphPool* pool, void** graph_workspace) : scope_(pool) {
+  CaptureState(GraphPool* pool, void** graph_workspace, int capture_device) : scope_(pool) {
     CuDevice& device = CuDevice::Instantiate();
     // Creating a library handle allocates and synchronizes, which a capture forbids: make the
     // ones captured code may use now (each is made once per thread).
@@ -194,12 +163,10 @@ class CaptureState {
     *graph_workspace = pool->Malloc(ws_bytes);
     CUCTX_CUBLAS_CHECK(cublasSetWorkspace(device.GetCublasHandle(), *graph_workspace, ws_bytes));
     previous_ = internal::SetThreadAllocationScope(&scope_);
-    internal::t_capturing = true;
-    EnterCapture();
+    capture_.emplace(capture_device);
   }
   ~CaptureState() {
-    LeaveCapture();
-    internal::t_capturing = false;
+    capture_.reset();
     internal::SetThreadAllocationScope(previous_);
     CuDevice& device = CuDevice::Instantiate();
     cublasStatus_t s = cublasSetWorkspace(device.GetCublasHandle(), t_cublas_workspace.data,
@@ -212,32 +179,10 @@ class CaptureState {
  private:
   CaptureAllocationScope scope_;
   internal::AllocationScope* previous_ = nullptr;
+  std::optional<internal::CaptureScope> capture_;
 };
 
 }  // namespace
-
-namespace internal {
-void RunInRelaxedCaptureMode(const std::function<void()>& call) {
-  if (!t_capturing) {
-    call();
-    return;
-  }
-  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-  CUCTX_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
-  struct Restore {
-    cudaStreamCaptureMode* mode;
-    ~Restore() { CUCTX_CUDA_CHECK_NOTHROW(cudaThreadExchangeStreamCaptureMode(mode)); }
-  } restore{&mode};
-  call();
-}
-
-void OutsideCaptures(const std::function<void()>& wait) {
-  CheckNotCapturing("a device-wide wait (SynchronizeGpu, giving memory back)");
-  std::unique_lock<std::mutex> lock(g_gate_mutex);
-  g_gate_cv.wait(lock, [] { return g_captures_active.load() == 0; });
-  wait();
-}
-}  // namespace internal
 #endif  // CUCTX_HAVE_CUDA
 
 struct CuGraph::State {
@@ -248,6 +193,7 @@ struct CuGraph::State {
   std::shared_ptr<GraphPool> pool;
   void* workspace = nullptr;  // the graph's cuBLAS workspace, in `pool`
   size_t num_nodes = 0;
+  int device = -1;  // the device it was captured on
 
   ~State() {
     if (exec == nullptr && graph == nullptr && pool == nullptr) return;
@@ -260,7 +206,11 @@ struct CuGraph::State {
     }
     // Replays may still run, on any thread's stream.
     try {
-      internal::OutsideCaptures([] { CUCTX_CUDA_CHECK(cudaDeviceSynchronize()); });
+      internal::OutsideCaptures(device, [this] {
+        internal::DeviceScope scope(device);
+        CUCTX_CUDA_CHECK(scope.Status());
+        CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
+      });
     } catch (const std::exception& e) {
       CUCTX_WARN << "destroying a CuGraph: " << e.what();
     }
@@ -303,7 +253,8 @@ CuGraph CuGraph::Capture(const std::function<void()>& body) {
   // From now on frees of its memory from any thread find it.
   internal::RegisterScopedMemoryOwner(st.pool);
   {
-    CaptureState capturing(st.pool.get(), &st.workspace);
+    st.device = internal::ThreadDevice();
+    CaptureState capturing(st.pool.get(), &st.workspace, st.device);
     cudaStream_t stream = cudaStreamPerThread;
     CUCTX_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     cudaGraph_t graph = nullptr;
@@ -338,10 +289,7 @@ void CuGraph::Launch() {
     // The body runs under the capture rules here too, so code that works without a GPU does not
     // fail only on one.
     internal::CheckNotCapturing("CuGraph::Launch");
-    struct CapturingFlag {
-      CapturingFlag() { internal::t_capturing = true; }
-      ~CapturingFlag() { internal::t_capturing = false; }
-    } flag;
+    internal::CaptureScope flag(-1);  // no device: only the thread's capture flag
     state_->cpu_body();
     return;
   }
@@ -366,12 +314,5 @@ size_t CuGraph::MemoryBytes() const {
 #endif
   return 0;
 }
-
-#if !CUCTX_HAVE_CUDA
-namespace internal {
-void OutsideCaptures(const std::function<void()>& wait) { wait(); }
-void RunInRelaxedCaptureMode(const std::function<void()>& call) { call(); }
-}  // namespace internal
-#endif
 
 }  // namespace cuctx

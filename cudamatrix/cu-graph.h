@@ -39,13 +39,16 @@
 // or to the host throw cuctx::Error naming the op during a capture; the capture is abandoned and
 // nothing leaks. The device-result forms (CuMatrixBase::Sum(CuValue), Max/Min/Trace likewise;
 // see cu-matrix.h and cu-vector.h) stay on the device and can be captured. Random fills (CuRand,
-// SetRandn) are captured as cuRAND's kernels; whether a replay repeats the numbers drawn at
-// capture or continues the sequence is cuRAND's business, so rely on neither. The handles of
-// cuBLAS, cuSPARSE and cuRAND are made before the capture starts (making one is not capturable).
+// SetRandn, SetRandUniform) are refused too (cuctx::Error naming the op): whether a replay would
+// repeat the numbers drawn at capture or continue the sequence is cuRAND's business, so cuctx does
+// not let a graph depend on either. The handles of cuBLAS, cuSPARSE and cuRAND are made before the
+// capture starts (making one is not capturable).
 //
 // Device-wide waits (SynchronizeGpu(), cudaFree or unmapping when the caching allocator gives
-// memory back, destroying a graph) are held back while any thread captures, and captures wait
-// for them: keep captured bodies short.
+// memory back, destroying a graph) of a device are held back while a thread captures on that
+// device (or, for memory given back, on a device that maps it through peer access), and captures
+// wait for them: keep captured bodies short. The gate that does this is per device
+// (internal/cu-capture-gate.h): a capture on GPU 1 does not hold back GPU 0.
 //
 // CPU mode (no GPU selected): Capture() keeps `body` and Launch() runs it with Capturing() true,
 // so the ops that name themselves above throw there too and the same program works without a
@@ -98,21 +101,6 @@ class CuGraph {
  private:
   std::unique_ptr<State> state_;
 };
-
-namespace internal {
-// Throws cuctx::Error saying that `op` cannot run while the calling thread captures a CUDA graph,
-// if it does; used by every op that synchronizes or moves data to or from the host.
-void CheckNotCapturing(const char* op);
-// Runs `wait`, a call that involves the whole device (cudaDeviceSynchronize, cudaFree, a launch on
-// the legacy default stream, an unmap after a device sync), at a moment when no thread captures a
-// graph: CUDA rejects such calls while any capture runs, and they would invalidate it. Captures
-// that start meanwhile wait until `wait` returns. Throws cuctx::Error on a thread that captures.
-void OutsideCaptures(const std::function<void()>& wait);
-// Runs `call` with the calling thread's capture mode relaxed (cudaThreadExchangeStreamCaptureMode),
-// so that a capturing thread may grow or shrink its graph's private pool (cudaMalloc, cudaFree,
-// cuMem*), whose memory no device work has used yet. Outside a capture it just runs `call`.
-void RunInRelaxedCaptureMode(const std::function<void()>& call);
-}  // namespace internal
 
 }  // namespace cuctx
 

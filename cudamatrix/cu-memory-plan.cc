@@ -27,7 +27,7 @@ static_assert(CuMemoryPlan::kAlignment == CuMemoryAllocator::kAlignment,
 
 namespace {
 
-// The allocator refuses larger requests (kMaxRequestBytes in internal/cu-allocator-impl.h, private
+// The allocator refuses larger requests (kMaxRequestBytes in internal/cu-allocator.h, private
 // to the allocator's files), so a trace cannot hold one; the bound also keeps pitch * num_rows
 // from overflowing.
 constexpr size_t kMaxBytes = size_t{1} << 46;

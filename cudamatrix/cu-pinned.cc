@@ -5,7 +5,8 @@
 #include "base/error.h"
 #include "base/options-itf.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-graph.h"
+#include "cudamatrix/cu-thread-state.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
 
 #include <algorithm>
 #include <array>
@@ -374,11 +375,11 @@ void PinnedHostAllocator::Impl::ReleaseBlocks(const std::vector<Block*>& blocks,
   // cudaFreeHost and cudaHostUnregister synchronize the device, which would break a CUDA-graph
   // capture running on another thread: wait until none runs (on a capturing thread itself the
   // blocks go at once, as before: it cannot wait for its own capture).
-  if (CuGraph::Capturing()) {
+  if (internal::ThreadCapturing()) {
     release();
   } else {
     try {
-      internal::OutsideCaptures(release);
+      internal::OutsideAllCaptures(release);
     } catch (const std::exception& e) {
       CUCTX_WARN << "releasing page-locked memory: " << e.what();
     }

@@ -2,8 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-profile.h"
 
-#include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-graph.h"
+#include "cudamatrix/cu-thread-state.h"
 
 #include <algorithm>
 #include <atomic>
@@ -177,7 +176,7 @@ ThreadProfile::~ThreadProfile() {
   // A thread exits with its work queued: wait for it so that no record is lost. If the runtime is
   // already going away (a thread outliving main), CUDA answers with an error and the pairs are
   // dropped; events are then not destroyed either (the driver reclaims them with the context).
-  const bool capturing = CuGraph::Capturing();
+  const bool capturing = internal::ThreadCapturing();
   for (auto& d : devices) {
     if (!d) continue;
     bool ok = !capturing && Resolve(d.get(), /*wait=*/true, &totals);
@@ -267,13 +266,13 @@ bool BeginProfileMark(ProfileMark* mark) noexcept {
   mark->device = -1;
   mark->slot = -1;
   mark->host_start = 0.0;
-  if (CuGraph::Capturing()) return false;
+  if (internal::ThreadCapturing()) return false;
   try {
     ThreadProfile* t = ThisThreadProfile();
     if (t == nullptr) return false;
 #if CUCTX_HAVE_CUDA
     // The events go to the current device, the one whose per-thread stream the op's work uses.
-    if (CuDevice::Instantiate().Enabled()) {
+    if (internal::ThreadDevice() >= 0) {  // CuDevice::Enabled(), without the layer above
       int device = -1;
       if (!Succeeded(cudaGetDevice(&device))) return false;
       std::lock_guard<std::mutex> lock(t->mutex);
@@ -292,7 +291,7 @@ bool BeginProfileMark(ProfileMark* mark) noexcept {
 }
 
 void QueueProfileMark(const char* name, bool copy_name, const ProfileMark& mark) noexcept {
-  if (CuGraph::Capturing()) return;
+  if (internal::ThreadCapturing()) return;
   try {
     ThreadProfile* t = ThisThreadProfile();
     if (t == nullptr) return;
@@ -329,7 +328,7 @@ void ReleaseProfileMark(ProfileMark* mark) noexcept {
 }
 
 std::map<std::string, CuProfileEntry> CollectProfile() {
-  const bool capturing = CuGraph::Capturing();
+  const bool capturing = internal::ThreadCapturing();
   ProfileRegistry& r = GetProfileRegistry();
   std::lock_guard<std::mutex> lock(r.mutex);
   for (ThreadProfile* t : r.threads) {

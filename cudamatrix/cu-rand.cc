@@ -5,8 +5,8 @@
 
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-profile.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"

@@ -6,8 +6,8 @@
 #include "base/error.h"
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-pinned.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
 
 #include <cuda_runtime.h>
 
@@ -32,7 +32,8 @@ ReadbackSlot::ReadbackSlot(int device) : device_(device) {
   // cudaMalloc may wait for the device, which would break another thread's capture in progress
   // (a synchronous cudaMemset did, in cu-graph-test); the zeroing is queued on the thread's stream,
   // ahead of the first reduction that uses the workspace.
-  OutsideCaptures([this] { CUCTX_CUDA_CHECK(cudaMalloc(&work_, ReduceWorkspaceBytes())); });
+  OutsideCapturesToRelease(
+      device_, [this] { CUCTX_CUDA_CHECK(cudaMalloc(&work_, ReduceWorkspaceBytes())); });
   CUCTX_CUDA_CHECK(cudaMemsetAsync(work_, 0, ReduceWorkspaceBytes(), cudaStreamPerThread));
   // Page-locked memory is mapped into the device's address space (unified addressing).
   result_host_ = PinnedHostAllocator::ForDevice(device).Allocate(kResultBytes);
@@ -51,7 +52,7 @@ ReadbackSlot::~ReadbackSlot() {
   // At thread exit. Freeing waits for the device, which must not happen while another thread
   // captures a graph; errors (e.g. the runtime already unloading at process exit) are ignored.
   try {
-    OutsideCaptures([this] { cudaFree(work_); });
+    OutsideCapturesToRelease(device_, [this] { cudaFree(work_); });
     PinnedHostAllocator::ForDevice(device_).Free(result_host_);
   } catch (...) {
   }

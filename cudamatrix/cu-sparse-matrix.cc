@@ -7,10 +7,11 @@
 #include "cudamatrix/cu-array.h"
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-profile.h"
+#include "cudamatrix/cu-thread-state.h"
 #include "cudamatrix/cu-vector.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
@@ -196,7 +197,7 @@ void MatSmatOnGpu(Real alpha, const CuMatrixBase<Real>& A, const CuSparseMatrix<
   // cu-sparse-matrix.h).
   const CuSparseMatrix<Real>* S = &B;
   if (transB == kNoTrans) {
-    if (CuGraph::Capturing()) {
+    if (internal::ThreadCapturing()) {
       if (beta == 0) C->SetZero();
       SpMM(CUSPARSE_OPERATION_TRANSPOSE, alpha, B, A, beta, C, CUSPARSE_ORDER_COL);
       return;
@@ -375,7 +376,7 @@ void CuSparseMatrix<Real>::CopyFromSmat(const CuSparseMatrix<Real>& other,
     }
     // cusparseCsr2cscEx2 does not replay correctly from a CUDA graph (CUDA 13.0: its scatter
     // kernel reads out of bounds at replay), so it is not captured.
-    if (CuGraph::Capturing())
+    if (internal::ThreadCapturing())
       CUCTX_ERR << "CuSparseMatrix::CopyFromSmat(kTrans): a sparse transpose cannot be captured "
                    "in a CUDA graph (cusparseCsr2cscEx2 does not replay correctly); transpose "
                    "before the capture";
@@ -500,7 +501,7 @@ void CuSparseMatrix<Real>::Swap(CuSparseMatrix<Real>* other) {
 
 template <typename Real>
 const CuSparseMatrix<Real>& CuSparseMatrix<Real>::CachedTranspose() const {
-  if (CuGraph::Capturing())
+  if (internal::ThreadCapturing())
     CUCTX_ERR << "CuSparseMatrix::CachedTranspose: not available while this thread captures a "
                  "CUDA graph (see the NOTE ON the transpose cache)";
   if (transpose_ == nullptr) {

@@ -11,7 +11,7 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
-#include "cudamatrix/cu-graph.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-device-scope.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
@@ -122,7 +122,7 @@ void CopyAcrossDevices2D(void* dst, int dst_device, size_t dst_pitch, const void
     const int other = src_device == mine ? dst_device : src_device;
     cudaEvent_t before = nullptr, after = nullptr;
     // Work queued on the other device so far (by any thread) comes first.
-    OutsideCaptures([&] {
+    OutsideCaptures(other, [&] {
       DeviceScope scope(other);
       CUCTX_CUDA_CHECK(scope.Status());
       CUCTX_CUDA_CHECK(cudaEventCreateWithFlags(&before, cudaEventDisableTiming));
@@ -140,7 +140,7 @@ void CopyAcrossDevices2D(void* dst, int dst_device, size_t dst_pitch, const void
     CUCTX_CUDA_CHECK(cudaEventRecord(after, cudaStreamPerThread));
     // Work queued on the other device from now on (its owner freeing or rewriting the source,
     // reading the destination) comes after the copy.
-    OutsideCaptures([&] {
+    OutsideCaptures(other, [&] {
       DeviceScope scope(other);
       CUCTX_CUDA_CHECK(scope.Status());
       CUCTX_CUDA_CHECK(cudaStreamWaitEvent(cudaStreamLegacy, after, 0));

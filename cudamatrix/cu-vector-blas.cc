@@ -3,10 +3,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
 #include "cudamatrix/cu-device.h"
-#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-profile.h"
 #include "cudamatrix/cu-vector.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-readback.h"

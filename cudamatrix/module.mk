@@ -1,14 +1,14 @@
 # cudamatrix/module.mk: device runtime, caching allocator, pinned staging, Cu containers, kernels.
-cudamatrix_SRCS  := cu-check.cc cu-driver.cc cu-device.cc cu-graph.cc cu-alloc-scope.cc cu-gemm-check.cc cu-pinned.cc cu-copy.cc \
+cudamatrix_SRCS  := cu-thread-state.cc cu-check.cc cu-capture-gate.cc cu-driver.cc cu-device-registry.cc cu-device.cc cu-graph.cc cu-alloc-scope.cc cu-gemm-check.cc cu-pinned.cc cu-copy.cc \
                     cu-readback.cc \
                     pinned-matrix.cc cu-storage.cc cu-array.cc cu-vector.cc cu-matrix.cc
-# the caching allocator, one job per file (cudamatrix/internal/cu-allocator-impl.h lists them)
+# the caching allocator, one job per file (cudamatrix/internal/cu-allocator.h lists them)
 cudamatrix_SRCS  += cu-allocator.cc cu-allocator-placement.cc cu-allocator-expandable.cc \
                     cu-allocator-thread-cache.cc cu-allocator-stats.cc cu-allocator-replay.cc \
                     cu-allocator-options.cc cu-allocator-cuda.cc cu-allocator-vmm.cc
 cudamatrix_CU    := cu-kernels-misc.cu cu-kernels-copy.cu cu-kernels-elementwise.cu \
                     cu-kernels-reduce.cu
-cudamatrix_TESTS := cu-device-test.cc cu-allocator-expandable-test.cc \
+cudamatrix_TESTS := cu-device-test.cc cu-capture-gate-test.cc cu-allocator-expandable-test.cc \
                     cu-allocator-vmm-test.cc \
                     cu-pinned-test.cc cu-copy-test.cc \
                     pinned-matrix-test.cc cu-array-test.cc cu-vector-test.cc cu-matrix-test.cc \

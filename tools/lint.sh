@@ -5,7 +5,9 @@
 #      upstreams (cu-allocator-cuda.cc, cu-allocator-async.cc) and the per-thread reduction
 #      workspace (cu-readback.cc, which says why), the driver's cuMem* (VMM) only in
 #      cu-allocator-vmm.cc, cudaHostAlloc/cudaHostRegister only in cu-pinned.cc (benchmarks that
-#      time the raw calls as baselines are exempt, and say so).
+#      time the raw calls as baselines are exempt, and say so);
+#   3. the include layers (tools/check-layers.sh): no include points up the module order or the
+#      runtime's layers declared in cudamatrix/layers.txt, and no include cycle between units.
 # Usage: tools/lint.sh   (exit 1 on any finding)
 set -u
 cd "$(dirname "$0")/.."
@@ -27,6 +29,9 @@ raw_vmm=$(grep -nE '\bcuMem[A-Z][A-Za-z]*\b' --include='*.cc' --include='*.cu' -
 if [ -n "$raw_device$raw_host$raw_vmm" ]; then
   echo "lint: raw CUDA allocation outside the allocators:"
   printf '%s\n' "$raw_device" "$raw_host" "$raw_vmm" | grep -v '^$'; fail=1
+fi
+if ! tools/check-layers.sh; then
+  echo "lint: include layers: see above (the order is declared in cudamatrix/layers.txt)"; fail=1
 fi
 [ $fail -eq 0 ] && echo "lint: ok"
 exit $fail

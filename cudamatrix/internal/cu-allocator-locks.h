@@ -3,7 +3,7 @@
 // mutex for the pools, and a guard that locks only once multithreading is allowed.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Private: included only by the allocator's files (internal/cu-allocator-impl.h).
+// Private: included only by the allocator's files (internal/cu-allocator.h).
 #ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_ALLOCATOR_LOCKS_H_
 #define CUCTX_CUDAMATRIX_INTERNAL_CU_ALLOCATOR_LOCKS_H_
 

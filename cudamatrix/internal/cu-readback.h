@@ -9,7 +9,7 @@
 #ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_READBACK_H_
 #define CUCTX_CUDAMATRIX_INTERNAL_CU_READBACK_H_
 
-#include "cudamatrix/cu-graph.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-storage.h"
 

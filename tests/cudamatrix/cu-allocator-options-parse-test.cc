@@ -1,10 +1,9 @@
 // tests/cudamatrix/cu-allocator-options-parse-test.cc: the allocator's --cuda-* options are checked when
 // they are parsed, without a GPU.
 // SPDX-License-Identifier: Apache-2.0
-#include "cudamatrix/cu-allocator-options.h"
-
 #include "base/error.h"
 #include "base/parse-options.h"
+#include "cudamatrix/cu-allocator-options.h"
 #include "tests/testing.h"
 
 #include <gtest/gtest.h>

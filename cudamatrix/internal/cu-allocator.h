@@ -1,4 +1,4 @@
-// cudamatrix/internal/cu-allocator-impl.h: the insides of CuMemoryAllocator, shared by its files.
+// cudamatrix/internal/cu-allocator.h: the insides of CuMemoryAllocator, shared by its files.
 // SPDX-License-Identifier: Apache-2.0
 //
 // Private: included only by cudamatrix/cu-allocator*.cc, never installed. The allocator is split by
@@ -13,13 +13,14 @@
 //   cu-allocator-cuda.cc, cu-allocator-vmm.cc, cu-allocator-async.cc   the CUDA upstreams
 //                                 (cudaMalloc; VMM; cudaMallocAsync)
 //   internal/cu-allocator-locks.h  the locks
-#ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_ALLOCATOR_IMPL_H_
-#define CUCTX_CUDAMATRIX_INTERNAL_CU_ALLOCATOR_IMPL_H_
+#ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_ALLOCATOR_H_
+#define CUCTX_CUDAMATRIX_INTERNAL_CU_ALLOCATOR_H_
 
 #include "base/error.h"
 #include "base/types.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/internal/cu-allocator-locks.h"
+#include "cudamatrix/internal/cu-lock-order.h"
 
 #include <algorithm>
 #include <atomic>
@@ -324,72 +325,124 @@ class AllocatorImpl {
   size_t ReleaseCachedMemory();
   CuAllocatorStats GetStats();
 
+  void AllowMultithreading() { multi_threaded_.store(true, std::memory_order_release); }
+  bool MultithreadingAllowed() const { return multi_threaded_.load(std::memory_order_acquire); }
+  bool SetDebugStrideMode(bool mode) { return debug_stride_.exchange(mode); }
+  const CuAllocatorOptions& Options() const { return options_; }
+  CuAllocatorUpstream& Upstream() { return *upstream_; }
+
+ private:
+  // The allocator's mutex, taken by every entry point that touches the pools (see NOTE ON LOCKING
+  // in cu-allocator.h) and only while multithreading is allowed: before that one thread owns the
+  // allocator. Lock order: level 4 of the runtime's (internal/cu-lock-order.h); a cache or
+  // used-map lock may be taken under it, never the reverse. Every method whose name ends in
+  // `Locked` runs with it held (or, in the constructor and destructor, with the allocator owned
+  // by one thread), and debug builds check that at their entry (AssertLocked()).
+  class Guard {
+   public:
+    explicit Guard(AllocatorImpl* a) : a_(a), locking_(a->Locking()) {
+      if (locking_) {
+        LockOrder::Acquire(kAllocatorLock);
+        a_->mutex_.lock();
+      }
+#ifndef NDEBUG
+      a_->holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+#endif
+    }
+    ~Guard() {
+#ifndef NDEBUG
+      a_->holder_.store(std::thread::id(), std::memory_order_relaxed);
+#endif
+      if (locking_) {
+        a_->mutex_.unlock();
+        LockOrder::Release(kAllocatorLock);
+      }
+    }
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+
+   private:
+    AllocatorImpl* a_;
+    bool locking_;
+  };
+  // Debug builds: fails unless the calling thread is inside a Guard (or owns the allocator alone:
+  // constructor, destructor). Release builds: nothing.
+  void AssertLocked() const {
+#ifndef NDEBUG
+    CUCTX_ASSERT(owned_alone_ ||
+                 holder_.load(std::memory_order_relaxed) == std::this_thread::get_id());
+#endif
+  }
+
   SpinThenBlockMutex mutex_;
   std::atomic<bool> multi_threaded_{false};
   std::atomic<bool> debug_stride_{false};
   CuAllocatorOptions options_;
   std::unique_ptr<CuAllocatorUpstream> upstream_;
+#ifndef NDEBUG
+  std::atomic<std::thread::id> holder_{};  // the thread inside a Guard
+  bool owned_alone_ = true;                // during construction and destruction
+#endif
 
- private:
   bool Locking() const { return multi_threaded_.load(std::memory_order_acquire); }
   // The thread caches only pay off when threads would contend for the mutex; a single thread
   // gets the exact placement and statistics of the pools.
   bool FastPath() const { return fast_path_ && Locking(); }
   void* AllocateLocked(size_t size);
-  void* AllocateDirect(size_t size);
-  bool FreeDirect(void* ptr, uint64 thread, bool must_own);
-  void FreeBlock(Block* b, uint64 thread, bool safe = false);
+  void* AllocateDirectLocked(size_t size);
+  bool FreeDirectLocked(void* ptr, uint64 thread, bool must_own);
+  void FreeBlockLocked(Block* b, uint64 thread, bool safe = false);
   ThreadCache* CacheOf(uint64 thread);
-  ThreadCache* FindCache(uint64 thread);
+  ThreadCache* FindCacheLocked(uint64 thread);
   void* CacheMalloc(size_t size, uint64 thread);
   bool CacheFree(Block* b, uint64 thread, std::vector<std::pair<Block*, bool>>* evicted);
-  size_t FlushCaches(const ThreadCache* only);
-  void BumpCacheEpochs();
+  size_t FlushCachesLocked(const ThreadCache* only);
+  void BumpCacheEpochsLocked();
   void InsertUsed(Block* b);
   Block* RemoveUsed(void* ptr);
   size_t NumUsed();
-  Block* FindFree(size_t size, uint64 thread);
-  Block* FindFreeAnyOwner(size_t size, uint64 thread);
-  Block* Grow(size_t size);
-  Block* GrowRegions(size_t size);
-  Block* ShareForGrowth(size_t size);
-  void ShareThreadPools();
-  void* UpstreamAllocate(size_t bytes);
-  Block* AddRegion(char* base, size_t bytes, bool expandable);
-  Block* SplitOff(Block* b, size_t offset);
+  Block* FindFreeLocked(size_t size, uint64 thread);
+  Block* FindFreeAnyOwnerLocked(size_t size, uint64 thread);
+  Block* GrowLocked(size_t size);
+  Block* GrowRegionsLocked(size_t size);
+  Block* ShareForGrowthLocked(size_t size);
+  void ShareThreadPoolsLocked();
+  void* UpstreamAllocateLocked(size_t bytes);
+  Block* AddRegionLocked(char* base, size_t bytes, bool expandable);
+  Block* SplitOffLocked(Block* b, size_t offset);
   // Expandable regions (cu-allocator-expandable.cc).
   struct MapPlan;
-  Block* GrowExpandable(size_t size);
-  bool PlanMapping(size_t size, size_t step, MapPlan* plan);
-  Block* MapAndJoin(const MapPlan& plan);
-  Block* ReserveRegion(size_t size);
-  size_t UnmapFreeGranules();
-  size_t UnreserveEmptyRegions();
-  void ReleaseExpandable(Region* r) noexcept;
-  void Take(Block* b, size_t size);
-  Block* Coalesce(Block* b, Pool* pool);
-  Block* Join(Block* left, Block* right);
-  void SyncAndShareAll();
-  void NoteSynchronized(uint64 upto);
-  bool MoveSafeToShared();
+  Block* GrowExpandableLocked(size_t size);
+  bool PlanMappingLocked(size_t size, size_t step, MapPlan* plan);
+  Block* MapAndJoinLocked(const MapPlan& plan);
+  Block* ReserveRegionLocked(size_t size);
+  size_t UnmapFreeGranulesLocked();
+  size_t UnreserveEmptyRegionsLocked();
+  void ReleaseExpandableLocked(Region* r) noexcept;
+  void TakeLocked(Block* b, size_t size);
+  Block* CoalesceLocked(Block* b, Pool* pool);
+  Block* JoinLocked(Block* left, Block* right);
+  void SyncAndShareAllLocked();
+  void NoteSynchronizedLocked(uint64 upto);
+  bool MoveSafeToSharedLocked();
   size_t ReleaseFreeRegionsLocked();
-  void Renumber();
-  Pool* FindThreadPool(uint64 thread);
-  Pool* ThreadPool(uint64 thread);
-  bool OtherPoolFits(size_t size, uint64 thread) const;
-  size_t LargestFreeBlock() const;
-  Block* NewBlock();
-  void RecycleBlock(Block* b);
+  void RenumberLocked();
+  Pool* FindThreadPoolLocked(uint64 thread);
+  Pool* ThreadPoolLocked(uint64 thread);
+  bool OtherPoolFitsLocked(size_t size, uint64 thread) const;
+  size_t LargestFreeBlockLocked() const;
+  Block* NewBlockLocked();
+  void RecycleBlockLocked(Block* b);
   size_t SubOf(const Region* r, const char* addr) const {
     return r->first_sub + static_cast<size_t>(addr - r->base) / quantum_;
   }
-  [[noreturn]] void ThrowOutOfMemory(size_t bytes, const char* why);
-  [[noreturn]] void ThrowBadFree(void* ptr);
-  void NoteInUse(size_t bytes);
-  void TraceAlloc(void* ptr, uint64 thread, char kind, size_t a, size_t b);
-  void TraceFree(void* ptr, uint64 thread);
-  void TraceEvent(char kind, uint64 thread);
-  size_t TraceThread(uint64 thread);
+  [[noreturn]] void ThrowOutOfMemoryLocked(size_t bytes, const char* why);
+  [[noreturn]] void ThrowBadFreeLocked(void* ptr);
+  void NoteInUseLocked(size_t bytes);
+  void TraceAllocLocked(void* ptr, uint64 thread, char kind, size_t a, size_t b);
+  void TraceFreeLocked(void* ptr, uint64 thread);
+  void TraceEventLocked(char kind, uint64 thread);
+  size_t TraceThreadLocked(uint64 thread);
 
   size_t quantum_;
   size_t granule_ = 0;  // the upstream's map granularity when regions are expandable, else 0
@@ -427,4 +480,4 @@ class AllocatorImpl {
 }  // namespace internal
 }  // namespace cuctx
 
-#endif  // CUCTX_CUDAMATRIX_INTERNAL_CU_ALLOCATOR_IMPL_H_
+#endif  // CUCTX_CUDAMATRIX_INTERNAL_CU_ALLOCATOR_H_

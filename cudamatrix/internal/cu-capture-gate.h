@@ -1,0 +1,82 @@
+// cudamatrix/internal/cu-capture-gate.h: the capture gate: keeps a device's device-wide waits and
+// its CUDA-graph captures apart. Private to cudamatrix/.
+// SPDX-License-Identifier: Apache-2.0
+//
+// CUDA rejects, and a running capture does not survive, a call that involves a whole device
+// while a stream of that device captures: cudaDeviceSynchronize, a launch on the legacy default
+// stream, cudaFree (it synchronizes), unmapping memory after such a sync. cuctx captures in
+// cudaStreamCaptureModeThreadLocal, so only these device-wide calls of other threads matter, and
+// they go through a gate: each waits until no capture runs on the devices it involves, and a
+// capture that starts meanwhile waits until the call returns.
+//
+// One gate per device. A sync involves its own device's context only. Releasing device memory
+// (cudaFree, an unmap) also involves every device that maps that memory through peer access, so it
+// passes the gates of the owner and of those peers (NotePeerAccess records them). Page-locked host
+// memory (cudaFreeHost, cudaHostUnregister) is mapped for every device and passes every gate.
+//
+// Lock order: the gates are level 5 of the runtime's order (internal/cu-lock-order.h, the one
+// place it is written). An allocator holds its mutex (level 4) while its upstream's Release() and
+// SynchronizeAllStreams() pass a gate; a gate's mutex is held only to count a capture in or out
+// and around the device-wide CUDA call itself, which takes no cuctx lock, and a capturing thread
+// never waits at a gate (it throws instead), so that wait always ends. Several gates are taken in
+// ascending device order. Debug builds check the order (LockOrder).
+//
+// Thread-safety: every function is thread-safe. No stream.
+#ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_CAPTURE_GATE_H_
+#define CUCTX_CUDAMATRIX_INTERNAL_CU_CAPTURE_GATE_H_
+
+#include "base/types.h"
+
+#include <functional>
+
+namespace cuctx {
+namespace internal {
+
+// Throws cuctx::Error saying that `op` cannot run while the calling thread captures a CUDA graph,
+// if it does; used by every op that synchronizes or moves data to or from the host.
+void CheckNotCapturing(const char* op);
+
+// Marks, for its lifetime, a capture running on `device` (-1: a CPU-mode capture, which involves
+// no device): waits while a device-wide call of that device runs, then counts the capture in.
+// The capture flag of the calling thread (ThreadCapturing()) is set for the same lifetime.
+class CaptureScope {
+ public:
+  explicit CaptureScope(int device);
+  ~CaptureScope();
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+
+ private:
+  int device_;
+};
+
+// Runs `wait`, a call that synchronizes device `device` (cudaDeviceSynchronize, a launch on its
+// legacy default stream), once no capture runs on it, holding its gate so that captures starting
+// meanwhile wait until `wait` returns. Throws cuctx::Error on a thread that captures. `device` -1
+// (no GPU) just runs `wait`.
+void OutsideCaptures(int device, const std::function<void()>& wait);
+
+// As OutsideCaptures, for a call that gives back memory of `device` (cudaFree, an unmap): waits
+// out the captures of `device` and of every device that maps its memory (NotePeerAccess).
+void OutsideCapturesToRelease(int device, const std::function<void()>& wait);
+
+// As OutsideCaptures, for page-locked host memory (cudaFreeHost, cudaHostUnregister): waits out the
+// captures of every device.
+void OutsideAllCaptures(const std::function<void()>& wait);
+
+// Records that kernels on device `reader` may access device `owner`'s memory (peer access), so
+// that releases of `owner`'s memory also wait out `reader`'s captures. Never undone.
+void NotePeerAccess(int owner, int reader);
+
+// The number of captures running on `device` right now (tests and diagnostics).
+int CapturesRunning(int device);
+
+// Runs `call` with the calling thread's capture mode relaxed (cudaThreadExchangeStreamCaptureMode),
+// so that a capturing thread may grow or shrink its graph's private pool (cudaMalloc, cudaFree,
+// cuMem*), whose memory no device work has used yet. Outside a capture it just runs `call`.
+void RunInRelaxedCaptureMode(const std::function<void()>& call);
+
+}  // namespace internal
+}  // namespace cuctx
+
+#endif  // CUCTX_CUDAMATRIX_INTERNAL_CU_CAPTURE_GATE_H_
