@@ -11,7 +11,10 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root="$stage/gpu-bundle"
 mkdir -p "$root/lib"
+# Only binaries whose source is still in the tree: a test file that was split or removed leaves its
+# old binary in the build directory, which would otherwise travel and run as if current.
 (cd "$build" && find bin tests -type f -perm -u+x ! -name '*.sh') | while read -r f; do
+  if [ ! -f "$f.cc" ]; then echo "gpu-bundle: skipping $build/$f (no $f.cc: a stale binary)" >&2; continue; fi
   mkdir -p "$root/$(dirname "$f")"
   strip --strip-debug -o "$root/$f" "$build/$f"
 done
