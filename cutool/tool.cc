@@ -6,7 +6,6 @@
 #include "base/version.h"
 #include "cudamatrix/cu-device.h"
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <exception>
