@@ -1,10 +1,10 @@
 // bin/cu-kaldi-speed-bench.cc: cuctx at the sizes of Kaldi's own cudamatrix speed tests, timed
-// Kaldi's way, with the ratio to the figure Kaldi printed on an NVIDIA H100.
+// Kaldi's way; with --kaldi-log, the ratio to the figures Kaldi printed on this host in this run.
 // SPDX-License-Identifier: Apache-2.0
 //
 // WHAT: every row of the Kaldi table (default kaldi-speed-h100.tsv from tests/data, or from
 // PREFIX/share/cuctx when installed: see FindToolDataFile in cutool/tool.h; columns op, dim,
-// kaldi_speed, unit) names one test of Kaldi's cu-matrix-speed-test or cu-vector-speed-test by the
+// kaldi_speed, unit; the speed column is not used, see BASELINE below) names one test of Kaldi's cu-matrix-speed-test or cu-vector-speed-test by the
 // label Kaldi logs (e.g. "CuMatrix::AddDiagVecMat<float>[trans]", "CuVector::CopyFromVec<float>
 // to <double>") and one size ("256", or "128, 32" for the CuVector::AddDiagMatMat shape test).
 // For each row this tool builds the objects that test builds (same shapes, random contents), times
@@ -33,9 +33,14 @@
 // array) and two as "CuMatrix::AddRows", but the table keeps one figure per label and size: for
 // those labels both forms are timed and the slower one is reported (both are shown).
 //
-// KALDI FIGURES: Kaldi f4007661 built for sm_90, its GPU loop at verbose level 0, on an NVIDIA
-// H100 80GB HBM3 (driver 580, CUDA 13.0); the table's header says so. With --use-gpu=no the tool
-// runs cuctx's CPU fallback (useful as a smoke test; the ratios then mean nothing).
+// BASELINE: a ratio to Kaldi means something only against Kaldi's own binary on the same host in
+// the same run (hosts drift by several percent within a minute, and the table's figures come from
+// another host and day). So the tool prints ratios only with --kaldi-log=LOG[,LOG...]: the output
+// of Kaldi's cu-matrix-speed-test / cu-vector-speed-test run just before on this host (each
+// label's last figure, Kaldi's GPU pass, is taken). Without it the tool prints cuctx's speeds
+// alone. The project's figure against Kaldi is the one from ../shared/kaldi-speed/compare.sh, which
+// runs both binaries alternating, with a Kaldi-against-Kaldi control. With --use-gpu=no the tool
+// runs cuctx's CPU fallback (a smoke test).
 #include "base/error.h"
 #include "base/parse-options.h"
 #include "base/random.h"
@@ -72,15 +77,18 @@ namespace {
 const char* kUsage =
     "Runs cuctx at the sizes of Kaldi's cu-matrix-speed-test and cu-vector-speed-test, timed as\n"
     "Kaldi times them (each op back to back on one thread for the test's budget, no sync between\n"
-    "calls, Kaldi's work count per call), and prints per row the cuctx speed, the Kaldi speed\n"
-    "from the table and the ratio cuctx / Kaldi (> 1: cuctx faster), then a summary: geometric\n"
-    "means for CuMatrix rows (CuSparseMatrix counted with them) and CuVector rows, per size, the\n"
-    "rows below 0.9 and 0.8, and the 25 worst rows. Targets: geomean >= 1.2, no row below 0.9.\n"
+    "calls, Kaldi's work count per call), and prints per row the cuctx speed. With --kaldi-log\n"
+    "(Kaldi's speed-test output from this host, this run) it also prints Kaldi's speed and the\n"
+    "ratio cuctx / Kaldi (> 1: cuctx faster), then a summary: geometric means for CuMatrix rows\n"
+    "(CuSparseMatrix counted with them) and CuVector rows, per size, the rows below 0.9 and 0.8,\n"
+    "and the 25 worst rows. Without it there are no ratios: the project's figure against Kaldi\n"
+    "comes from ../shared/kaldi-speed/compare.sh (both binaries alternating in one run).\n"
     "\n"
     "Usage: cu-kaldi-speed-bench [options]\n"
     " e.g.: cu-kaldi-speed-bench --only=AddMatMat,Softmax --dims=256,1024\n"
+    "       cu-kaldi-speed-bench --kaldi-log=kaldi-matrix.log,kaldi-vector.log\n"
     "       cu-kaldi-speed-bench --use-gpu=no --time=0.001 --dims=16,64   (CPU smoke test)\n"
-    "Exit status: 0 done, 1 error (unreadable table), 2 usage error, 3 no usable GPU with\n"
+    "Exit status: 0 done, 1 error (unreadable table or log), 2 usage error, 3 no usable GPU with\n"
     "--use-gpu=yes.\n";
 
 constexpr double kKaldiDefaultBudget = 0.025;  // seconds; what --time=0.025 reproduces
@@ -590,7 +598,7 @@ struct Dims {
 struct KaldiRow {
   std::string label;
   Dims dims;
-  double kaldi = 0;
+  double kaldi = 0;  // Kaldi's speed from --kaldi-log; 0: none (no ratio for this row)
 };
 
 Dims ParseDims(const std::string& text) {
@@ -636,8 +644,8 @@ std::vector<KaldiRow> ReadKaldiTable(const std::string& path, std::vector<std::s
       row.label = cols[0];
       row.dims = ParseDims(cols[1]);
       char* end = nullptr;
-      row.kaldi = std::strtod(cols[2].c_str(), &end);
-      if (end == cols[2].c_str() || *end != '\0' || !(row.kaldi >= 0))
+      const double stored = std::strtod(cols[2].c_str(), &end);  // checked, never used
+      if (end == cols[2].c_str() || *end != '\0' || !(stored >= 0))
         CUCTX_ERR << "bad speed '" << cols[2] << "'";
       rows.push_back(std::move(row));
     } catch (const Error& e) {
@@ -646,6 +654,47 @@ std::vector<KaldiRow> ReadKaldiTable(const std::string& path, std::vector<std::s
   }
   if (rows.empty()) CUCTX_ERR << "the Kaldi table '" << path << "' has no rows";
   return rows;
+}
+
+// "128, 32" and "128,32" name the same size.
+std::string DimsKeyText(const std::string& text) {
+  std::string key;
+  for (char c : text)
+    if (c != ' ') key += c;
+  return key;
+}
+
+// Kaldi's speed figures from the logs of its speed tests (lines "For LABEL, for dim = DIMS, speed
+// was X ..."), keyed by label and size. A label logged twice (Kaldi's CPU pass, then its GPU pass)
+// keeps the last figure. Throws when a log cannot be read or holds no figure.
+std::map<std::pair<std::string, std::string>, double> ReadKaldiLogs(
+    const std::vector<std::string>& paths) {
+  std::map<std::pair<std::string, std::string>, double> figures;
+  for (const std::string& path : paths) {
+    std::ifstream in(path);
+    if (!in) CUCTX_ERR << "--kaldi-log: cannot open '" << path << "'";
+    size_t found = 0;
+    std::string line;
+    while (std::getline(in, line)) {
+      const size_t a = line.find("For "), b = line.find(", for dim = "),
+                   c = line.find(", speed was ");
+      if (a == std::string::npos || b == std::string::npos || c == std::string::npos || !(a < b) ||
+          !(b < c))
+        continue;
+      const std::string label = line.substr(a + 4, b - a - 4);
+      const std::string dims = line.substr(b + 12, c - b - 12);
+      char* end = nullptr;
+      const double speed = std::strtod(line.c_str() + c + 12, &end);
+      if (end == line.c_str() + c + 12 || !(speed >= 0)) continue;
+      figures[{label, DimsKeyText(dims)}] = speed;
+      ++found;
+    }
+    if (found == 0)
+      CUCTX_ERR << "--kaldi-log: '" << path
+                << "' holds no line \"For <op>, for dim = <n>, speed was <x>\" (expected the output "
+                   "of Kaldi's cu-matrix-speed-test or cu-vector-speed-test)";
+  }
+  return figures;
 }
 
 std::vector<std::string> SplitList(const std::string& text) {
@@ -678,6 +727,7 @@ struct Stats {
       ++missing;
       return;
     }
+    if (!(r.row.baseline_value > 0)) return;  // Kaldi's log has no figure for this row
     ++rows;
     const double l = std::log(std::max(r.row.ratio, 1e-12));
     log_sum += l;
@@ -696,7 +746,10 @@ struct Stats {
 };
 
 void PrintRow(const Result& r) {
-  if (r.missing) {
+  if (!r.missing && !(r.row.baseline_value > 0)) {
+    std::printf("%-54s %-8s %12.5g %12s %8s%s%s\n", r.row.case_name.c_str(), r.row.metric.c_str(),
+                r.row.cuctx, "-", "-", r.note.empty() ? "" : "  ", r.note.c_str());
+  } else if (r.missing) {
     std::printf("%-54s %-8s %12s %12.5g %8s  %s\n", r.row.case_name.c_str(), r.row.metric.c_str(),
                 "missing", r.row.baseline_value, "-", r.note.c_str());
   } else {
@@ -759,7 +812,7 @@ void PrintSummary(const std::vector<Result>& results, const std::vector<KaldiRow
 
   std::vector<const Result*> measured;
   for (const Result& r : results)
-    if (!r.missing) measured.push_back(&r);
+    if (!r.missing && r.row.baseline_value > 0) measured.push_back(&r);
   std::stable_sort(measured.begin(), measured.end(),
                    [](const Result* a, const Result* b) { return a->row.ratio < b->row.ratio; });
   if (measured.size() > kWorstRows) measured.resize(kWorstRows);
@@ -778,14 +831,23 @@ void PrintSummary(const std::vector<Result>& results, const std::vector<KaldiRow
   }
 }
 
+std::string FormatNumber(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
 void WriteTsv(const std::string& path, const std::vector<Result>& results) {
   std::ofstream out(path);
   if (!out) CUCTX_ERR << "cannot write '" << path << "'";
   out << "op\tdim\tcuctx\tkaldi\tratio\n";
   for (const Result& r : results) {
     out << r.row.case_name << '\t' << r.row.metric << '\t';
+    const bool base = r.row.baseline_value > 0;
     if (r.missing)
-      out << "missing\t" << r.row.baseline_value << "\tmissing\n";
+      out << "missing\t" << (base ? FormatNumber(r.row.baseline_value) : "-") << "\tmissing\n";
+    else if (!base)
+      out << r.row.cuctx << "\t-\t-\n";
     else
       out << r.row.cuctx << '\t' << r.row.baseline_value << '\t' << r.row.ratio << '\n';
   }
@@ -797,7 +859,7 @@ struct Options {
   std::string kaldi_tsv = "kaldi-speed-h100.tsv";  // found by FindToolDataFile
   double time = kKaldiDefaultBudget;
   int32 passes = 1;
-  std::string only, dims, tsv_out;
+  std::string only, dims, tsv_out, kaldi_log;
 };
 
 // Runs one table row; a missing test, a size the test does not take, or a cuctx::Error from the
@@ -807,7 +869,7 @@ Result RunRow(const Registry& registry, const KaldiRow& k, double scale) {
   r.row.group = GroupOf(k.label);
   r.row.case_name = k.label;
   r.row.metric = k.dims.text;
-  r.row.baseline = "Kaldi H100";
+  r.row.baseline = "Kaldi, this run";
   r.row.baseline_value = k.kaldi;
   r.row.target = ">= 0.9";
   const SpeedTest* test = registry.Find(k.label);
@@ -872,10 +934,10 @@ std::vector<Result> RunPasses(const Registry& registry, const std::vector<KaldiR
     }
     WaitForThreadStream();
     if (passes > 1) {
-      std::printf(
-          "pass %d of %d: geomean %.3f over %d rows; %d rows differ by > 10%% from the "
-          "best so far",
-          pass + 1, passes, counted > 0 ? std::exp(log_sum / counted) : 0.0, counted, moved);
+      std::printf("pass %d of %d: ", pass + 1, passes);
+      if (counted > 0)
+        std::printf("geomean %.3f over %d rows; ", std::exp(log_sum / counted), counted);
+      std::printf("%d rows differ by > 10%% from the best so far", moved);
       if (bare > 0) std::printf("; bare launch %.2f us", bare);
       std::printf("\n");
     }
@@ -922,12 +984,6 @@ void PrintLaunchCeiling(double bare_us, const std::vector<KaldiRow>& table) {
   }
 }
 
-std::string FormatNumber(double x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
-
 int Body(const ToolArgs& args, const Options& opts) {
   if (!(opts.time > 0 && opts.time <= 10))
     throw ToolUsageError("--time must be in (0, 10] seconds, got " + FormatNumber(opts.time));
@@ -945,7 +1001,19 @@ int Body(const ToolArgs& args, const Options& opts) {
 
   std::vector<std::string> header;
   const std::string kaldi_tsv = FindToolDataFile(opts.kaldi_tsv);
-  const std::vector<KaldiRow> table = ReadKaldiTable(kaldi_tsv, &header);
+  std::vector<KaldiRow> table = ReadKaldiTable(kaldi_tsv, &header);
+  const std::vector<std::string> logs = SplitList(opts.kaldi_log);
+  size_t with_figure = 0;
+  if (!logs.empty()) {
+    const std::map<std::pair<std::string, std::string>, double> figures = ReadKaldiLogs(logs);
+    for (KaldiRow& k : table) {
+      auto it = figures.find({k.label, DimsKeyText(k.dims.text)});
+      if (it != figures.end()) {
+        k.kaldi = it->second;
+        ++with_figure;
+      }
+    }
+  }
   std::vector<KaldiRow> rows;
   for (const KaldiRow& k : table) {
     bool keep = only.empty();
@@ -977,9 +1045,14 @@ int Body(const ToolArgs& args, const Options& opts) {
         "GPU figures mean nothing\n",
         device.NoGpuReason().c_str());
   }
-  std::printf("Kaldi figures from %s (%zu of %zu rows selected):\n", kaldi_tsv.c_str(), rows.size(),
-              table.size());
-  for (const std::string& h : header) std::printf("  %s\n", h.c_str());
+  std::printf("Rows from %s (%zu of %zu selected).\n", kaldi_tsv.c_str(), rows.size(), table.size());
+  if (logs.empty())
+    std::printf(
+        "No --kaldi-log: cuctx speeds only. A ratio to Kaldi needs Kaldi's binary on this host in "
+        "this run: ../shared/kaldi-speed/compare.sh, or --kaldi-log with its output.\n");
+  else
+    std::printf("Kaldi's figures from %s: %zu of the table's %zu rows.\n", opts.kaldi_log.c_str(),
+                with_figure, table.size());
   const double scale = opts.time / kKaldiDefaultBudget;
   std::printf(
       "Budget per row: each Kaldi test's own x %.3g (--time=%g); speeds in Kaldi's units.\n", scale,
@@ -993,8 +1066,15 @@ int Body(const ToolArgs& args, const Options& opts) {
   double bare_launch_us = 0;
   std::vector<Result> results =
       RunPasses(registry, rows, scale, opts.passes, device.Enabled() ? &bare_launch_us : nullptr);
-  PrintSummary(results, rows);
-  if (device.Enabled()) PrintLaunchCeiling(bare_launch_us, table);
+  if (!logs.empty()) {
+    PrintSummary(results, rows);
+    if (device.Enabled()) PrintLaunchCeiling(bare_launch_us, table);
+  } else if (device.Enabled()) {
+    std::printf(
+        "\nLaunch cost: an empty kernel launched back to back takes %.2f us per call on this host "
+        "(fastest pass).\n",
+        bare_launch_us);
+  }
   std::printf("\n%zu rows in %.1f s\n", results.size(), total.Elapsed());
   if (!opts.tsv_out.empty()) {
     WriteTsv(opts.tsv_out, results);
@@ -1014,9 +1094,12 @@ int main(int argc, char* argv[]) {
       argc, argv, spec,
       [&](cuctx::ParseOptions* po) {
         po->Register("kaldi-tsv", &opts.kaldi_tsv,
-                     "Kaldi's figures: op, dim, kaldi_speed, unit (tab-separated, '#' comments); "
-                     "a bare file name is also looked for in the data shipped with cuctx "
-                     "(tests/data, PREFIX/share/cuctx)");
+                     "The rows to run: op, dim, kaldi_speed, unit (tab-separated, '#' comments; "
+                     "the stored speed is not used); a bare file name is also looked for in the "
+                     "data shipped with cuctx (tests/data, PREFIX/share/cuctx)");
+        po->Register("kaldi-log", &opts.kaldi_log,
+                     "Comma-separated logs of Kaldi's cu-matrix-speed-test / cu-vector-speed-test "
+                     "run on this host in this run: Kaldi's speeds, for ratios (none without it)");
         po->Register("time", &opts.time,
                      "Seconds per row for a test whose Kaldi budget is 25 ms; the others scale "
                      "with it (0.025 = Kaldi's budgets)");

@@ -123,6 +123,7 @@ class MatrixBench {
                                            cudaStreamPerThread));
         },
         budget_);
+    d2d_seconds_ = t;
     d2d_gbps_ = 2.0 * static_cast<double>(span) / t / 1e9;
     table_->Add({"baseline", shape_, "GB/s", d2d_gbps_, "cudaMemcpy D2D", d2d_gbps_, 1.0, ""});
   }
@@ -194,6 +195,29 @@ class MatrixBench {
     if (rows_ == cols_)
       Bandwidth("reduce", "TraceMatMat(kNoTrans) (waits)", 2, t,
                 [&] { sink_ += TraceMatMat(a, *b, kNoTrans); });
+    ReadbackFloors(a, *b);
+  }
+
+  // The reductions that return a value, against their physical floor measured here: the time of
+  // a device-to-device copy of the bytes they read (cudaMemcpyAsync, MeasureD2D) plus one round
+  // trip of a kernel that posts one word to the host-visible read-back slot (Sum() of a 1 x 1
+  // matrix: one launch, one posted result, the host's wait). Ratio = time / floor; target <= 1.15.
+  void ReadbackFloors(const CuMatrix<Real>& a, const CuMatrix<Real>& b) {
+    CuMatrix<Real> one(1, 1);
+    const double round_trip = TimeCalls([&] { sink_ += one.Sum(); }, budget_);
+    table_->Add({"readback", "round trip (1x1 Sum)", "us", round_trip * 1e6, "", 0, 0, ""});
+    table_->Add({"readback", "copy of one matrix " + shape_, "us", d2d_seconds_ * 1e6, "", 0, 0,
+                 ""});
+    auto row = [&](const char* name, int matrices, const std::function<void()>& fn) {
+      const double t = TimeCalls(fn, budget_);
+      const double floor = matrices * d2d_seconds_ + round_trip;
+      table_->Add({"readback", std::string(name) + " " + shape_, "us", t * 1e6,
+                   "copy + round trip", floor * 1e6, t / floor, "<= 1.15"});
+    };
+    row("Sum", 1, [&] { sink_ += a.Sum(); });
+    row("FrobeniusNorm", 1, [&] { sink_ += a.FrobeniusNorm(); });
+    row("Max", 1, [&] { sink_ += a.Max(); });
+    row("TraceMatMat(kTrans)", 2, [&] { sink_ += TraceMatMat(a, b, kTrans); });
   }
 
   void Softmax(const CuMatrix<Real>& a, CuMatrix<Real>* b) {
@@ -298,6 +322,7 @@ class MatrixBench {
   std::string shape_;
   double bytes_ = 0;
   double d2d_gbps_ = 0;
+  double d2d_seconds_ = 0;  // one cudaMemcpyAsync D2D of a matrix (MeasureD2D)
   double sink_ = 0;
 };
 

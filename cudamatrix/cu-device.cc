@@ -96,7 +96,15 @@ void CuDevice::SelectGpuId(const std::string& use_gpu) {
   std::string error;
   const int id = internal::SelectProcessDevice(use_gpu, &error);
   if (!error.empty()) CUCTX_ERR << error;
-  if (id >= 0) device_id_ = id;
+  if (id < 0) return;
+  device_id_ = id;
+#if CUCTX_HAVE_CUDA
+  // The selecting thread is the one that will run the program's ops: its handles are made here,
+  // so the first op that needs a library does not pay for one inside its own time (tens of ms).
+  GetCublasHandle();
+  GetCusparseHandle();
+  GetCusolverDnHandle();
+#endif
 }
 
 void CuDevice::SelectAndInitializeGpuIdWithExistingCudaContext(int dev_id) {

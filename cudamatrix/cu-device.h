@@ -53,8 +53,11 @@ class CuTimer {
 
 // CuDevice: the calling thread's view of the GPU runtime (one thread_local instance per thread).
 //
-// Owns: this thread's cuBLAS, cuSPARSE, cuRAND and cuSOLVER handles, each created on first use and
-// bound to cudaStreamPerThread, destroyed when the thread exits. Everything shared by all threads
+// Owns: this thread's cuBLAS, cuSPARSE, cuRAND and cuSOLVER handles, bound to cudaStreamPerThread
+// and destroyed when the thread exits. The thread that calls SelectGpuId gets its cuBLAS, cuSPARSE
+// and cuSOLVER handles there (as in Kaldi: that thread usually runs the program's ops, and each
+// handle costs milliseconds); every other thread creates each handle on first use, so a thread
+// that never calls a library never pays for one. Everything shared by all threads
 // lives below it (README's runtime stack): which device the process selected and which one this
 // thread bound itself to (cu-thread-state.h), and, for each device in use, its properties, its
 // caching allocator and its peer links, in the per-device registry (cu-device-registry.cc); each
@@ -138,8 +141,8 @@ class CuDevice {
   // Pitch alignment of device matrices in bytes (256), or 0 with no GPU.
   int32 GetMatrixAlignment() const;
 
-  // This thread's library handles, created on first call (each creation costs milliseconds, so a
-  // thread that never calls a library never pays it). Throw cuctx::Error with no GPU selected.
+  // This thread's library handles, created on first call unless SelectGpuId made them (see the
+  // class comment). Throw cuctx::Error with no GPU selected.
   cublasContext* GetCublasHandle();
   cusparseContext* GetCusparseHandle();
   curandGenerator_st* GetCurandHandle();

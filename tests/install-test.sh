@@ -122,7 +122,7 @@ if [ "$CUDA" = 1 ]; then
   (cd "$tmp" && "$tmp/prefix/bin/cu-kaldi-speed-bench" --print-args=false --use-gpu=no --time=0.001 \
     --dims=32 --only='CuVector::Sum<float>' >"$tmp/kaldi.out" 2>&1) ||
     { echo "installed cu-kaldi-speed-bench, run outside the source tree:"; cat "$tmp/kaldi.out"; exit 1; }
-  grep -q "Kaldi figures from $tmp/prefix/bin/../share/cuctx/kaldi-speed-h100.tsv" "$tmp/kaldi.out" ||
+  grep -q "Rows from $tmp/prefix/bin/../share/cuctx/kaldi-speed-h100.tsv" "$tmp/kaldi.out" ||
     { echo "installed cu-kaldi-speed-bench did not use the installed table:"; head -5 "$tmp/kaldi.out"; exit 1; }
   # Without a GPU it stops with exit 3 after planning the trace; a missing trace would be exit 1.
   rc=0

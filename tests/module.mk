@@ -5,4 +5,4 @@ SCRIPT_TESTS  += $(addprefix tests/bin/,copy-matrix-test.sh copy-vector-test.sh 
                    matrix-multiply-test.sh cuda-compiled-test.sh gpu-health-check-test.sh)
 SCRIPT_TESTS  += tests/bin/cu-memory-plan-test.sh
 SCRIPT_TESTS  += tests/bin/cu-data-parallel-example-test.sh
-SCRIPT_TESTS  += tests/bin/tool-frame-test.sh
+SCRIPT_TESTS  += tests/bin/tool-frame-test.sh tests/bin/cu-kaldi-speed-bench-test.sh
