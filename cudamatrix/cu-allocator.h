@@ -14,6 +14,8 @@
 
 namespace cuctx {
 
+struct MemorySnapshot;  // cudamatrix/cu-memory-snapshot.h
+
 namespace internal {
 class AllocatorImpl;  // cudamatrix/internal/cu-allocator.h
 }  // namespace internal
@@ -285,6 +287,19 @@ class CuMemoryAllocator {
   std::string StatsJson() const { return GetStats().ToJson(); }
   // Logs GetStats().ToString() with CUCTX_LOG.
   void PrintMemoryUsage() const;
+
+  // Memory snapshots in PyTorch's format (cu-memory-snapshot.h, which maps cuctx's concepts onto
+  // its fields): the regions as segments with their blocks, and, with --cuda-allocator-history=N,
+  // the last N events as the device trace (a "snapshot" event is added first). Takes the mutex
+  // once; costs a walk over all blocks. WriteSnapshot throws cuctx::Error if the file cannot be
+  // written. --cuda-allocator-snapshot-on-oom=FILE writes one whenever OutOfMemoryError is
+  // thrown, with an "oom" event carrying the upstream's free memory.
+  MemorySnapshot Snapshot();
+  void WriteSnapshot(const std::string& path);
+  // Labels this allocator's segments: the device index (default 0), segment_pool_id (pool_id, 0)
+  // and cuctx_kind (empty: by region type). CuDevice labels its allocators with their device; a
+  // graph's private pool would use its own pool id and "graph_pool".
+  void SetSnapshotLabel(int device, int64 pool_id, const std::string& kind);
 
   const CuAllocatorOptions& Options() const;
   CuAllocatorUpstream& Upstream();

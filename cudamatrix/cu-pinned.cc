@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/options-itf.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-fault-injection.h"
 #include "cudamatrix/cu-thread-state.h"
 #include "cudamatrix/internal/cu-capture-gate.h"
 
@@ -207,6 +208,8 @@ struct PinnedHostAllocator::Impl {
 bool PinnedHostAllocator::Impl::ReadyLocked(Block* b) {
   if (!b->in_flight) return true;
 #if CUCTX_HAVE_CUDA
+  if (FaultInjector::ShouldFail(FaultSite::kEvent))
+    FaultInjector::Throw(FaultSite::kEvent, "cudaEventQuery(block event)");
   cudaError_t e = cudaEventQuery(b->event);
   if (e == cudaSuccess) {
     b->in_flight = false;
@@ -277,6 +280,8 @@ void PinnedHostAllocator::Impl::RecordFreeLocked(Block* b) {
   if (!PageLocked()) return;
   internal::DeviceScope device(device_id);
   CUCTX_CUDA_CHECK(device.Status());
+  if (FaultInjector::ShouldFail(FaultSite::kEvent))
+    FaultInjector::Throw(FaultSite::kEvent, "cudaEventRecord(b->event, cudaStreamPerThread)");
   if (b->event == nullptr)
     CUCTX_CUDA_CHECK(cudaEventCreateWithFlags(&b->event, cudaEventDisableTiming));
   CUCTX_CUDA_CHECK(cudaEventRecord(b->event, cudaStreamPerThread));
@@ -292,6 +297,8 @@ Block* PinnedHostAllocator::Impl::NewBlock(size_t size, PinnedBackend how, int p
   double prefault_seconds = 0.0;
   void* ptr = nullptr;
   BlockKind kind = BlockKind::kOrdinary;
+  // An injected failure is the system being out of memory (cu-fault-injection.h).
+  if (FaultInjector::ShouldFail(FaultSite::kPinned)) return nullptr;
   if (!PageLocked()) {
     ptr = std::aligned_alloc(alignment, size);
     if (ptr == nullptr) return nullptr;
