@@ -49,7 +49,8 @@ void PickleWriter::Bool(bool value) {
 }
 
 void PickleWriter::Int(int64_t value) {
-  if (value >= std::numeric_limits<int32_t>::min() && value <= std::numeric_limits<int32_t>::max()) {
+  if (value >= std::numeric_limits<int32_t>::min() &&
+      value <= std::numeric_limits<int32_t>::max()) {
     const uint32_t u = static_cast<uint32_t>(static_cast<int32_t>(value));
     unsigned char b[4];
     for (int i = 0; i < 4; ++i) b[i] = static_cast<unsigned char>(u >> (8 * i));

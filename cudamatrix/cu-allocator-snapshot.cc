@@ -20,7 +20,8 @@ void AllocatorImpl::SetSnapshotLabel(int device, int64 pool_id, const std::strin
 
 void AllocatorImpl::Snapshot(MemorySnapshot* out) {
   Guard lock(this);
-  if (history_ != nullptr) history_->Record("snapshot", nullptr, 0, 0, upstream_->CurrentThreadId());
+  if (history_ != nullptr)
+    history_->Record("snapshot", nullptr, 0, 0, upstream_->CurrentThreadId());
   SnapshotLocked(out);
 }
 
