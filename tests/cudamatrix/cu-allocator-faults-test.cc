@@ -7,11 +7,10 @@
 // expandable regions) and the no-GPU pinned allocator; with one (CUCTX_TEST_GPU=yes) the 8-thread
 // stress repeats over the real device upstream (VMM, else cudaMalloc regions) with poison checks
 // on device memory, and over the page-locked allocator with its events.
-#include "cudamatrix/cu-fault-injection.h"
-
 #include "base/error.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-fault-injection.h"
 #include "cudamatrix/cu-pinned.h"
 #include "cutool/alloc-stress.h"
 #include "tests/cudamatrix/cu-allocator-testing.h"
@@ -87,8 +86,7 @@ TEST(FaultInjectionTest, ParsesTheEnvironmentFormat) {
   EXPECT_TRUE(test::ThrowsWith([] { FaultInjectionOptions::Parse("often=3"); }, "unknown key"));
   EXPECT_TRUE(
       test::ThrowsWith([] { FaultInjectionOptions::Parse("nth=1,sites=disk"); }, "unknown site"));
-  EXPECT_TRUE(
-      test::ThrowsWith([] { FaultInjectionOptions::Parse("nth=1,one_in=2"); }, "both set"));
+  EXPECT_TRUE(test::ThrowsWith([] { FaultInjectionOptions::Parse("nth=1,one_in=2"); }, "both set"));
   EXPECT_TRUE(test::ThrowsWith([] { FaultInjectionOptions::Parse("nth=-1"); }, ">= 0"));
 }
 
@@ -181,10 +179,11 @@ TEST(FaultInjectionTest, EveryCallOfASequenceMayFail) {
       EXPECT_NE(p, nullptr);
       f.allocator->Free(p);
     }
-    std::printf("  granularity %zu: the sequence makes %lld device calls; %lld failed on "
-                "purpose, %lld surfaced as errors (the others were recovered from)\n",
-                granularity, static_cast<long long>(calls), static_cast<long long>(injected),
-                static_cast<long long>(surfaced));
+    std::printf(
+        "  granularity %zu: the sequence makes %lld device calls; %lld failed on "
+        "purpose, %lld surfaced as errors (the others were recovered from)\n",
+        granularity, static_cast<long long>(calls), static_cast<long long>(injected),
+        static_cast<long long>(surfaced));
     // Run n fails call n if the run gets that far (a run with an earlier failure may make fewer).
     EXPECT_GE(injected, calls / 2);
   }
