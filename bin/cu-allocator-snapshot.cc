@@ -62,9 +62,8 @@ int main(int argc, char* argv[]) {
           throw cuctx::ToolUsageError(e.Message());
         }
         const size_t capacity = static_cast<size_t>(capacity_gb) << 30;
-        cuctx::CuMemoryAllocator allocator(
-            o, std::make_unique<cuctx::test::HostAllocatorUpstream>(capacity,
-                                                                     vmm ? size_t{2} << 20 : 0));
+        cuctx::CuMemoryAllocator allocator(o, std::make_unique<cuctx::test::HostAllocatorUpstream>(
+                                                  capacity, vmm ? size_t{2} << 20 : 0));
         const cuctx::AllocatorReplayResult r =
             cuctx::ReplayAllocatorTraceFile(args.Arg(1), threads, &allocator);
         cuctx::MemorySnapshot s = allocator.Snapshot();
@@ -72,11 +71,12 @@ int main(int argc, char* argv[]) {
         cuctx::WriteMemorySnapshotFile(s, args.Arg(2));
         size_t events = 0;
         for (const auto& t : s.device_traces) events += t.size();
-        std::printf("%lld mallocs, %lld frees, %d threads, %lld freed at the end; snapshot %s: "
-                    "%zu segments, %zu events\n",
-                    static_cast<long long>(r.num_mallocs), static_cast<long long>(r.num_frees),
-                    r.num_threads, static_cast<long long>(r.num_freed_at_end),
-                    args.Arg(2).c_str(), s.segments.size(), events);
+        std::printf(
+            "%lld mallocs, %lld frees, %d threads, %lld freed at the end; snapshot %s: "
+            "%zu segments, %zu events\n",
+            static_cast<long long>(r.num_mallocs), static_cast<long long>(r.num_frees),
+            r.num_threads, static_cast<long long>(r.num_freed_at_end), args.Arg(2).c_str(),
+            s.segments.size(), events);
         return cuctx::kToolExitOk;
       });
 }

@@ -33,9 +33,11 @@ const char* kUsage =
     "Soaks the caching allocator: --threads threads mix Malloc/Free of random sizes with poison\n"
     "checks and cross-thread frees; every few steps a thread also captures, launches and destroys\n"
     "a CUDA graph (checking its result), grows the pool by a large block and releases the cache,\n"
-    "provokes an out-of-memory error and checks that allocation recovers, or runs a planned scope.\n"
+    "provokes an out-of-memory error and checks that allocation recovers, or runs a planned "
+    "scope.\n"
     "Prints operations, corruptions (must be 0), double hand-outs (0), leaks (0), syncs per 1000\n"
-    "frees and peak held / peak in use, and writes a memory snapshot (PyTorch's format) at the end.\n"
+    "frees and peak held / peak in use, and writes a memory snapshot (PyTorch's format) at the "
+    "end.\n"
     "Exit 0 when every check passed, 1 otherwise, 3 with --use-gpu=yes and no GPU.\n"
     "Without a GPU it soaks an allocator over host memory with the same options.\n"
     "\n"
@@ -202,8 +204,8 @@ int main(int argc, char* argv[]) {
         std::atomic<bool> done{false};
         std::string snapshot_error;
         std::thread snapper([&] {
-          const auto at = std::chrono::steady_clock::now() +
-                          std::chrono::duration<double>(seconds * 0.95);
+          const auto at =
+              std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds * 0.95);
           while (!done.load() && std::chrono::steady_clock::now() < at)
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
           if (snapshot.empty() || done.load()) return;
@@ -224,30 +226,33 @@ int main(int argc, char* argv[]) {
         allocator->ReleaseCachedMemory();
         const cuctx::CuAllocatorStats released = allocator->GetStats();
         // Held after releasing the cache: the upstream's own count in CPU mode.
-        const int64 held_after = host != nullptr ? static_cast<int64>(host->HeldBytes() +
-                                                                      host->MappedBytes())
-                                                 : static_cast<int64>(released.held_bytes);
+        const int64 held_after = host != nullptr
+                                     ? static_cast<int64>(host->HeldBytes() + host->MappedBytes())
+                                     : static_cast<int64>(released.held_bytes);
         const int64 leaks = leaked_in_use + (before.in_use_bytes == 0 ? held_after : 0);
         const int64 operations = r.mallocs + r.frees + r.hook_calls;
-        std::printf("operations: %lld (%lld Malloc, %lld Free of which %lld cross-thread, %lld "
-                    "actions) in %.1f s\n",
-                    static_cast<long long>(operations), static_cast<long long>(r.mallocs),
-                    static_cast<long long>(r.frees), static_cast<long long>(r.cross_thread_frees),
-                    static_cast<long long>(r.hook_calls), r.seconds);
-        std::printf("actions: %lld graphs (%lld wrong results), %lld growths, %lld OOM provoked "
-                    "(%lld not thrown), %lld recoveries (%lld failed), %lld planned scopes "
-                    "(%lld allocations from plans)\n",
-                    static_cast<long long>(c.graphs.load()),
-                    static_cast<long long>(c.graph_mismatches.load()),
-                    static_cast<long long>(c.growths.load()),
-                    static_cast<long long>(c.ooms_provoked.load()),
-                    static_cast<long long>(c.oom_not_thrown.load()),
-                    static_cast<long long>(c.recoveries.load()),
-                    static_cast<long long>(c.recovery_failures.load()),
-                    static_cast<long long>(c.planned_scopes.load()),
-                    static_cast<long long>(c.planned_served.load()));
+        std::printf(
+            "operations: %lld (%lld Malloc, %lld Free of which %lld cross-thread, %lld "
+            "actions) in %.1f s\n",
+            static_cast<long long>(operations), static_cast<long long>(r.mallocs),
+            static_cast<long long>(r.frees), static_cast<long long>(r.cross_thread_frees),
+            static_cast<long long>(r.hook_calls), r.seconds);
+        std::printf(
+            "actions: %lld graphs (%lld wrong results), %lld growths, %lld OOM provoked "
+            "(%lld not thrown), %lld recoveries (%lld failed), %lld planned scopes "
+            "(%lld allocations from plans)\n",
+            static_cast<long long>(c.graphs.load()),
+            static_cast<long long>(c.graph_mismatches.load()),
+            static_cast<long long>(c.growths.load()),
+            static_cast<long long>(c.ooms_provoked.load()),
+            static_cast<long long>(c.oom_not_thrown.load()),
+            static_cast<long long>(c.recoveries.load()),
+            static_cast<long long>(c.recovery_failures.load()),
+            static_cast<long long>(c.planned_scopes.load()),
+            static_cast<long long>(c.planned_served.load()));
         std::printf("malloc failures: %lld (%lld out of memory)\n",
-                    static_cast<long long>(r.malloc_failures), static_cast<long long>(r.oom_errors));
+                    static_cast<long long>(r.malloc_failures),
+                    static_cast<long long>(r.oom_errors));
         std::printf("corruptions: %lld\n", static_cast<long long>(r.corruptions));
         std::printf("double hand-outs: %lld\n", static_cast<long long>(r.double_handouts));
         std::printf("leaks: %lld bytes\n", static_cast<long long>(leaks));

@@ -205,7 +205,13 @@ void WriteMemorySnapshotFile(const MemorySnapshot& snapshot, const std::string& 
   {
     std::ofstream os(tmp, std::ios::binary | std::ios::trunc);
     if (!os) CUCTX_ERR << "memory snapshot: cannot create '" << tmp << "'";
-    WriteMemorySnapshot(snapshot, os);
+    try {
+      WriteMemorySnapshot(snapshot, os);
+    } catch (...) {
+      os.close();
+      std::remove(tmp.c_str());
+      throw;
+    }
     os.flush();
     if (!os) {
       std::remove(tmp.c_str());

@@ -27,12 +27,17 @@
 //                                           cuctx_kind 'expandable'; growth and release are the
 //                                           events 'segment_map' / 'segment_unmap'
 //   pass-through allocation                 one segment holding one block, cuctx_kind 'direct'
-//   a CuGraph's private pool                its allocator's segments with segment_pool_id
-//                                           (pool, 0), pool > 0, cuctx_kind 'graph_pool'
-//   a planned scope's block                 an 'active_allocated' block whose frames name
-//                                           CuPlannedScope (it is one allocation of the allocator)
-//   pinned host pool                        segments with device -1 are not drawn by the viewer;
-//                                           cuctx_kind 'pinned_host' (see PinnedHostAllocator)
+//   a CuGraph's private pool                its allocator's segments, once labelled with
+//                                           CuMemoryAllocator::SetSnapshotLabel(device, pool,
+//                                           "graph_pool"): segment_pool_id (pool, 0)
+//   a planned scope's block                 one 'active_allocated' block of the allocator (with
+//                                           --cuda-allocator-history-frames, its frames are
+//                                           those of the scope's Malloc)
+//   pinned host pool                        PinnedHostAllocator::AppendSnapshot: one segment per
+//                                           page-locked block, cuctx_kind 'pinned_host',
+//                                           segment_type 'pinned', pool (-1, 0), on a device
+//                                           index of the caller's choice (the viewer draws one
+//                                           device at a time)
 //   block in use                            state 'active_allocated'
 //   block parked in a thread cache          state 'inactive' (free for the program; only its
 //                                           thread takes it back)

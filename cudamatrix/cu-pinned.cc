@@ -6,6 +6,7 @@
 #include "base/options-itf.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-fault-injection.h"
+#include "cudamatrix/cu-memory-snapshot.h"
 #include "cudamatrix/cu-thread-state.h"
 #include "cudamatrix/internal/cu-capture-gate.h"
 
@@ -557,6 +558,30 @@ void PinnedHostAllocator::Free(void* ptr) {
     impl_->CollectOverLimitLocked(&release);
   }
   impl_->ReleaseBlocks(release, /*wait=*/false);
+}
+
+void PinnedHostAllocator::AppendSnapshot(int snapshot_device, MemorySnapshot* snapshot) const {
+  CUCTX_CHECK(snapshot != nullptr) << "AppendSnapshot needs a snapshot";
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto add = [&](const Block* b, bool in_use) {
+    SnapshotSegment s;
+    s.device = snapshot_device;
+    s.address = reinterpret_cast<uintptr_t>(b->ptr);
+    s.total_size = b->size;
+    s.segment_type = "pinned";
+    s.pool_id = -1;
+    s.kind = "pinned_host";
+    SnapshotBlock block;
+    block.address = s.address;
+    block.size = b->size;
+    block.requested_size = in_use ? b->requested : b->size;
+    block.state = in_use ? "active_allocated" : "inactive";
+    s.blocks.push_back(std::move(block));
+    snapshot->segments.push_back(std::move(s));
+  };
+  for (const auto& entry : impl_->in_use) add(entry.second, true);
+  for (const auto& entry : impl_->cached)
+    for (const Block* b : entry.second) add(b, false);
 }
 
 size_t PinnedHostAllocator::BlockSize(const void* ptr) const {

@@ -10,6 +10,7 @@
 #include "base/pickle-writer.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-memory-snapshot.h"
+#include "cudamatrix/cu-pinned.h"
 #include "tests/cudamatrix/cu-allocator-testing.h"
 #include "tests/cudamatrix/host-allocator-upstream.h"
 #include "tests/testing.h"
@@ -350,6 +351,42 @@ TEST(CuAllocatorSnapshotTest, HistoryKeepsTheLastEventsOnly) {
   // A window of the trace still replays against the segments.
   EXPECT_TRUE(PythonAccepts(path, "--expect-events --expect-active"));
   a.Free(p);
+  std::remove(path.c_str());
+}
+
+TEST(CuAllocatorSnapshotTest, PinnedHostBlocksJoinASnapshot) {
+  PinnedHostAllocator pinned(-1);  // the no-GPU allocator: same blocks, ordinary memory
+  void* used = pinned.Allocate(5000);
+  void* cached = pinned.Allocate(3 * kMiB);
+  pinned.Free(cached);
+  CuMemoryAllocator a(WithHistory(test::OnDemand()),
+                      std::make_unique<HostAllocatorUpstream>(16 * kMiB));
+  void* p = a.Malloc(kMiB);
+  MemorySnapshot s = a.Snapshot();
+  pinned.AppendSnapshot(1, &s);
+  int pinned_segments = 0;
+  for (const SnapshotSegment& seg : s.segments) {
+    if (seg.kind != "pinned_host") continue;
+    ++pinned_segments;
+    EXPECT_EQ(seg.device, 1);
+    EXPECT_EQ(seg.pool_id, -1);
+    ASSERT_EQ(seg.blocks.size(), 1u);
+    const SnapshotBlock& b = seg.blocks[0];
+    if (b.address == reinterpret_cast<uintptr_t>(used)) {
+      EXPECT_EQ(b.state, "active_allocated");
+      EXPECT_EQ(b.requested_size, 5000u);
+      EXPECT_EQ(b.size, PinnedHostAllocator::RoundUpSize(5000));
+    } else {
+      EXPECT_EQ(b.state, "inactive");
+    }
+  }
+  EXPECT_EQ(pinned_segments, 2);
+  const std::string path = TempPath("pinned");
+  WriteMemorySnapshotFile(s, path);
+  EXPECT_TRUE(
+      PythonAccepts(path, "--expect-events --expect-kind pinned_host --expect-kind region"));
+  a.Free(p);
+  pinned.Free(used);
   std::remove(path.c_str());
 }
 
