@@ -154,8 +154,8 @@ int main(int argc, char* argv[]) {
         so.seed = static_cast<cuctx::uint64>(seed);
         so.device_memory = gpu;
         so.hook_every = hook_every;
+        so.thread_init = [] { cuctx::CuDevice::Instantiate(); };
         so.hook = [&](int, std::mt19937_64* rng) {
-          cuctx::CuDevice::Instantiate();  // this thread's view of the selected device
           switch ((*rng)() % 4) {
             case 0:
               GraphAction(&c, rng);

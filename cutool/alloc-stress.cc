@@ -114,6 +114,7 @@ void WaitForStream(bool device) {
 
 void Worker(Shared* sh, int t) {
   const AllocStressOptions& o = *sh->options;
+  if (o.thread_init) o.thread_init();
   const bool device = o.device_memory;
   std::mt19937_64 rng(o.seed * 1000003u + static_cast<uint64>(t));
   std::uniform_real_distribution<double> unit(0.0, 1.0);

@@ -49,6 +49,9 @@ struct AllocStressOptions {
   int64 sync_every = 211;
   int64 drained_every = 307;
   int64 release_every = 997;
+  // Called first on each thread (e.g. CuDevice::Instantiate(), so that the thread works on the
+  // selected device); may be empty.
+  std::function<void()> thread_init;
   // Called by each thread every `hook_every` steps (0: never) with the thread index and its
   // generator, after its own step: the soak tool's extra actions. Exceptions are counted as
   // hook_errors and reported in errors; the run goes on.
