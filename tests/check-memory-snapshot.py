@@ -5,6 +5,10 @@ expect them: loads each with pickle alone and checks the schema, that every segm
 it, and that the device trace replayed backwards from the segments never refers to a block or a
 segment that is not there (what the viewer's segment view does).
 
+Where PyTorch is installed (the GPU host), each file also goes through PyTorch's own readers:
+torch.cuda._memory_viz's segsum (which asserts that every segment's sizes add up), trace,
+trace_plot and segment_plot (the HTML pages, built without a browser).
+
 Usage: check-memory-snapshot.py [--expect-events] [--expect-oom] [--expect-kind KIND]...
                                 [--expect-active] FILE...
 Prints one line per file; exits 1 on the first failure, naming the file and the problem.
@@ -147,6 +151,21 @@ def check(path, expect_events, expect_oom, expect_kinds, expect_active):
     return len(segments), active_blocks, num_events
 
 
+def torch_reads(path):
+    """Runs PyTorch's readers on the file; None when PyTorch is not installed."""
+    try:
+        from torch.cuda import _memory_viz as viz
+    except Exception:  # noqa: BLE001 - no torch (or a broken one): nothing to compare with
+        return None
+    with open(path, "rb") as f:
+        data = pickle.load(f)
+    viz.segsum(data)
+    viz.trace(data)
+    pages = [viz.trace_plot(data), viz.segment_plot(data)]
+    assert all("MemoryViz" in p for p in pages), "PyTorch's pages lack the viewer"
+    return "torch %s read it" % __import__("torch").__version__
+
+
 def main(argv):
     opts = {"--expect-events": False, "--expect-oom": False, "--expect-active": False}
     kinds = []
@@ -172,7 +191,13 @@ def main(argv):
         except Exception as e:  # noqa: BLE001 - every problem is a failed check here
             print("FAIL: %s: %s" % (path, e))
             return 1
-        print("ok: %s: %d segments, %d active blocks, %d events" % (path, n_seg, n_active, n_events))
+        try:
+            torch_note = torch_reads(path)
+        except Exception as e:  # noqa: BLE001
+            print("FAIL: %s: PyTorch's reader: %s: %s" % (path, type(e).__name__, e))
+            return 1
+        print("ok: %s: %d segments, %d active blocks, %d events%s" % (
+            path, n_seg, n_active, n_events, "; " + torch_note if torch_note else ""))
     return 0
 
 

@@ -8,7 +8,9 @@
 // own pickle module (schema, tiling, and the trace replayed backwards against the segments, as
 // PyTorch's viewer does); without python3 those checks are skipped, saying so.
 #include "base/pickle-writer.h"
+#include "cudamatrix/cu-allocator-async.h"
 #include "cudamatrix/cu-allocator.h"
+#include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-memory-snapshot.h"
 #include "cudamatrix/cu-pinned.h"
 #include "tests/cudamatrix/cu-allocator-testing.h"
@@ -388,6 +390,49 @@ TEST(CuAllocatorSnapshotTest, PinnedHostBlocksJoinASnapshot) {
   a.Free(p);
   pinned.Free(used);
   std::remove(path.c_str());
+}
+
+// On the GPU (CUCTX_TEST_GPU=yes): snapshots of the device allocators, VMM and cudaMalloc
+// regions, with a provoked out-of-memory; where PyTorch is installed the checker also runs its
+// readers on them (tests/check-memory-snapshot.py).
+TEST(CuAllocatorSnapshotTest, DeviceAllocatorSnapshots) {
+  CUCTX_REQUIRE_GPU();
+  CuDevice::Instantiate();
+  for (const char* upstream : {"vmm", "cuda"}) {
+    SCOPED_TRACE(upstream);
+    const std::string oom_path = TempPath(std::string("device-oom-") + upstream);
+    CuAllocatorOptions o = WithHistory(CuAllocatorOptions());
+    o.upstream = upstream;
+    o.region_quantum_mb = 2;
+    o.history_frames = 4;
+    o.snapshot_on_oom = oom_path;
+    std::string note;
+    std::unique_ptr<CuMemoryAllocator> a = NewDeviceMemoryAllocator(o, nullptr, &note);
+    std::vector<void*> live;
+    for (size_t bytes : {size_t{1000}, 3 * kMiB, 700 * kKiB, 40 * kMiB})
+      live.push_back(a->Malloc(bytes));
+    a->Free(live[1]);
+    size_t free_bytes = 0, total_bytes = 0;
+    a->Upstream().MemoryInfo(&free_bytes, &total_bytes);
+    {
+      test::QuietLog quiet;
+      EXPECT_THROW(a->Malloc(2 * total_bytes), OutOfMemoryError);
+    }
+    const MemorySnapshot s = a->Snapshot();
+    const Tally t = TallyOf(s);
+    EXPECT_EQ(t.active_blocks, 3u);
+    EXPECT_EQ(t.total, a->GetStats().held_bytes);
+    const std::string kind =
+        std::string(upstream) == "vmm" && note.empty() ? "expandable" : "region";
+    const std::string path = TempPath(std::string("device-") + upstream);
+    a->WriteSnapshot(path);
+    EXPECT_TRUE(PythonAccepts(path, "--expect-events --expect-active --expect-kind " + kind));
+    EXPECT_TRUE(PythonAccepts(oom_path, "--expect-events --expect-oom --expect-active"));
+    for (size_t i = 0; i < live.size(); ++i)
+      if (i != 1) a->Free(live[i]);
+    std::remove(path.c_str());
+    std::remove(oom_path.c_str());
+  }
 }
 
 TEST(CuAllocatorSnapshotTest, BadOptionsAreRefused) {
