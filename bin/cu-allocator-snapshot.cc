@@ -22,7 +22,8 @@ const char* kUsage =
     "over host memory and writes its memory snapshot in PyTorch's format: the segments at the end\n"
     "and the trace's events (alloc, free, segment map/unmap) as the device trace, for\n"
     "python -m torch.cuda._memory_viz trace_plot|segment_plot (tools/memory-viz.sh).\n"
-    "Pointers still live at the end of the trace are freed by the replay (the last events).\n"
+    "The snapshot is taken after the trace's last record, so blocks still live then are shown\n"
+    "in use.\n"
     "\n"
     "Usage: cu-allocator-snapshot [options] TRACE SNAPSHOT\n"
     " e.g.: cu-allocator-snapshot tests/data/synthetic-nnet3.trace nnet3.pickle\n";
@@ -64,15 +65,18 @@ int main(int argc, char* argv[]) {
         const size_t capacity = static_cast<size_t>(capacity_gb) << 30;
         cuctx::CuMemoryAllocator allocator(o, std::make_unique<cuctx::test::HostAllocatorUpstream>(
                                                   capacity, vmm ? size_t{2} << 20 : 0));
+        // The snapshot shows the end of the trace, before the replay frees what is still live.
+        cuctx::MemorySnapshot s;
         const cuctx::AllocatorReplayResult r =
-            cuctx::ReplayAllocatorTraceFile(args.Arg(1), threads, &allocator);
-        cuctx::MemorySnapshot s = allocator.Snapshot();
-        s.source = "cu-allocator-snapshot " + args.Arg(1);
+            cuctx::ReplayAllocatorTraceFile(args.Arg(1), threads, &allocator, [&] {
+              s = allocator.Snapshot();
+              s.source = "cu-allocator-snapshot " + args.Arg(1);
+            });
         cuctx::WriteMemorySnapshotFile(s, args.Arg(2));
         size_t events = 0;
         for (const auto& t : s.device_traces) events += t.size();
         std::printf(
-            "%lld mallocs, %lld frees, %d threads, %lld freed at the end; snapshot %s: "
+            "%lld mallocs, %lld frees, %d threads, %lld live at the end; snapshot %s: "
             "%zu segments, %zu events\n",
             static_cast<long long>(r.num_mallocs), static_cast<long long>(r.num_frees),
             r.num_threads, static_cast<long long>(r.num_freed_at_end), args.Arg(2).c_str(),

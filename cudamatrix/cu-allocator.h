@@ -8,6 +8,7 @@
 #include "cudamatrix/cu-allocator-upstream.h"
 
 #include <cstddef>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -323,12 +324,16 @@ struct AllocatorReplayResult {
 // cross-thread pattern as the recorded program (this calls allocator->AllowMultithreading()).
 // Pointers still live at the end are freed. Throws cuctx::Error naming the line for a malformed
 // trace (unknown record, free of a pointer that is not live, ...), and passes on errors of the
-// allocator (OutOfMemoryError) after freeing what it allocated.
+// allocator (OutOfMemoryError) after freeing what it allocated. `at_end`, if given, runs on the
+// calling thread after the last record and before the live pointers are freed (e.g. to take a
+// memory snapshot of the trace's final state); what it throws is passed on after the frees.
 AllocatorReplayResult ReplayAllocatorTrace(std::istream& trace, bool use_threads,
-                                           CuMemoryAllocator* allocator);
+                                           CuMemoryAllocator* allocator,
+                                           const std::function<void()>& at_end = nullptr);
 // The same, reading the file `path` (cuctx::Error if it cannot be opened).
 AllocatorReplayResult ReplayAllocatorTraceFile(const std::string& path, bool use_threads,
-                                               CuMemoryAllocator* allocator);
+                                               CuMemoryAllocator* allocator,
+                                               const std::function<void()>& at_end = nullptr);
 
 }  // namespace cuctx
 

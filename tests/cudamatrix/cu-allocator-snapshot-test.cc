@@ -435,6 +435,28 @@ TEST(CuAllocatorSnapshotTest, DeviceAllocatorSnapshots) {
   }
 }
 
+// A trace's final state: ReplayAllocatorTrace's at_end runs before the live pointers are freed.
+TEST(CuAllocatorSnapshotTest, ReplaySnapshotShowsTheTraceEnd) {
+  CuMemoryAllocator a(WithHistory(test::OnDemand()),
+                      std::make_unique<HostAllocatorUpstream>(16 * kMiB));
+  std::istringstream trace(
+      "# cuctx-allocator-trace 1\nm 0 5000 1\nm 1 300000 2\nf 0 1\np 0 1000 3 3\n");
+  MemorySnapshot s;
+  const AllocatorReplayResult r = ReplayAllocatorTrace(trace, true, &a, [&] { s = a.Snapshot(); });
+  EXPECT_EQ(r.num_freed_at_end, 2);
+  EXPECT_EQ(a.GetAllocatedMemory(), 0u);  // freed after at_end
+  const Tally t = TallyOf(s);
+  EXPECT_EQ(t.active_blocks, 2u);
+  std::map<uint64, int> streams;  // the two trace threads replayed on two threads
+  for (const SnapshotEvent& e : s.device_traces[0])
+    if (e.action == "alloc") ++streams[e.stream];
+  EXPECT_EQ(streams.size(), 2u);
+  const std::string path = TempPath("replay");
+  WriteMemorySnapshotFile(s, path);
+  EXPECT_TRUE(PythonAccepts(path, "--expect-events --expect-active"));
+  std::remove(path.c_str());
+}
+
 TEST(CuAllocatorSnapshotTest, BadOptionsAreRefused) {
   test::QuietLog quiet;
   CuAllocatorOptions o;
