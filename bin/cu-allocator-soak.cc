@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-fault-injection.h"
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-memory-snapshot.h"
@@ -48,7 +49,8 @@ using cuctx::int64;
 
 struct Counters {
   std::atomic<int64> graphs{0}, graph_mismatches{0}, growths{0}, ooms_provoked{0},
-      oom_not_thrown{0}, recoveries{0}, recovery_failures{0}, planned_scopes{0}, planned_served{0};
+      oom_not_thrown{0}, recoveries{0}, recovery_failures{0}, planned_scopes{0}, planned_served{0},
+      injected_surfaced{0};
 };
 
 // Captures y = 2 * x + 1 (a temporary inside the capture), launches it twice, checks y.
@@ -138,8 +140,12 @@ int main(int argc, char* argv[]) {
           total_bytes = static_cast<size_t>(cpu_capacity_mb) << 20;
           auto up = std::make_unique<cuctx::test::HostAllocatorUpstream>(total_bytes, 2 << 20);
           host = up.get();
+          // CUCTX_FAULT_INJECT applies here as to a device's upstream.
+          std::unique_ptr<cuctx::CuAllocatorUpstream> wrapped = std::move(up);
+          if (cuctx::FaultInjector::Enabled())
+            wrapped = cuctx::NewFaultInjectingUpstream(std::move(wrapped));
           own = std::make_unique<cuctx::CuMemoryAllocator>(cuctx::CuDevice::AllocatorOptions(),
-                                                           std::move(up));
+                                                           std::move(wrapped));
           allocator = own.get();
           growth_mb = std::min(growth_mb, cpu_capacity_mb / 8);
         }
@@ -155,29 +161,49 @@ int main(int argc, char* argv[]) {
         so.device_memory = gpu;
         so.hook_every = hook_every;
         so.thread_init = [] { cuctx::CuDevice::Instantiate(); };
+        const bool faults = cuctx::FaultInjector::Enabled();
+        // With CUCTX_FAULT_INJECT an action may fail on purpose: an OutOfMemoryError or an error
+        // saying "injected fault" (also inside a failed graph capture) is counted, not an error.
+        auto action = [&](const std::function<void()>& body) {
+          try {
+            body();
+          } catch (const cuctx::Error& e) {
+            const std::string what = e.what();
+            if (!faults || (what.find("injected fault") == std::string::npos &&
+                            what.find("out of") == std::string::npos))
+              throw;
+            ++c.injected_surfaced;
+          }
+        };
         so.hook = [&](int, std::mt19937_64* rng) {
           switch ((*rng)() % 4) {
             case 0:
-              GraphAction(&c, rng);
+              action([&] { GraphAction(&c, rng); });
               break;
             case 1: {  // grow by a large block, then give the cache back
-              void* p = allocator->Malloc(growth_bytes);
-              allocator->Free(p);
-              allocator->ReleaseCachedMemory();
-              ++c.growths;
+              action([&] {
+                void* p = allocator->Malloc(growth_bytes);
+                allocator->Free(p);
+                allocator->ReleaseCachedMemory();
+                ++c.growths;
+              });
               break;
             }
             case 2: {  // ask for more than the device has, then check that allocation recovers
+              action([&] {
+                try {
+                  void* p = allocator->Malloc(2 * total_bytes);
+                  allocator->Free(p);
+                  ++c.oom_not_thrown;
+                } catch (const cuctx::OutOfMemoryError&) {
+                  ++c.ooms_provoked;
+                }
+              });
               try {
-                void* p = allocator->Malloc(2 * total_bytes);
-                allocator->Free(p);
-                ++c.oom_not_thrown;
-              } catch (const cuctx::OutOfMemoryError&) {
-                ++c.ooms_provoked;
-              }
-              try {
-                allocator->Free(allocator->Malloc(1 << 20));
-                ++c.recoveries;
+                action([&] {
+                  allocator->Free(allocator->Malloc(1 << 20));
+                  ++c.recoveries;
+                });
               } catch (const cuctx::OutOfMemoryError&) {
                 ++c.recovery_failures;  // possible only if the other threads hold it all
               }
@@ -185,15 +211,24 @@ int main(int argc, char* argv[]) {
             }
             default: {  // a planned iteration: the same requests every time for each key
               const int key = static_cast<int>((*rng)() % 3);
-              cuctx::CuPlannedScope scope(&plans, "soak=" + std::to_string(key), allocator);
-              void* a = scope.Malloc(static_cast<size_t>(key + 1) << 16);
-              void* b = scope.Malloc(static_cast<size_t>(3 - key) << 14);
-              scope.Free(a);
-              void* d = scope.Malloc(static_cast<size_t>(key + 2) << 15);
-              scope.Free(b);
-              scope.Free(d);
-              ++c.planned_scopes;
-              c.planned_served += scope.NumServed();
+              action([&] {
+                cuctx::CuPlannedScope scope(&plans, "soak=" + std::to_string(key), allocator);
+                void* held[3] = {nullptr, nullptr, nullptr};  // freed here if a Malloc throws
+                try {
+                  held[0] = scope.Malloc(static_cast<size_t>(key + 1) << 16);
+                  held[1] = scope.Malloc(static_cast<size_t>(3 - key) << 14);
+                  scope.Free(held[0]);
+                  held[0] = nullptr;
+                  held[2] = scope.Malloc(static_cast<size_t>(key + 2) << 15);
+                } catch (...) {
+                  for (void* p : held) scope.Free(p);
+                  throw;
+                }
+                scope.Free(held[1]);
+                scope.Free(held[2]);
+                ++c.planned_scopes;
+                c.planned_served += scope.NumServed();
+              });
               break;
             }
           }
@@ -253,6 +288,15 @@ int main(int argc, char* argv[]) {
         std::printf("malloc failures: %lld (%lld out of memory)\n",
                     static_cast<long long>(r.malloc_failures),
                     static_cast<long long>(r.oom_errors));
+        if (faults) {
+          const cuctx::FaultInjector::Counters fc = cuctx::FaultInjector::GetCounters();
+          std::printf(
+              "injected failures (CUCTX_FAULT_INJECT): %lld; failed actions: %lld, failed "
+              "syncs or releases: %lld\n",
+              static_cast<long long>(fc.TotalFailures()),
+              static_cast<long long>(c.injected_surfaced.load()),
+              static_cast<long long>(r.other_failures));
+        }
         std::printf("corruptions: %lld\n", static_cast<long long>(r.corruptions));
         std::printf("double hand-outs: %lld\n", static_cast<long long>(r.double_handouts));
         std::printf("leaks: %lld bytes\n", static_cast<long long>(leaks));

@@ -32,6 +32,28 @@ if [ "$have_python" = 1 ]; then
 fi
 
 expect_error "soak --seconds=0" cu-allocator-soak 2 "--seconds must be > 0" --seconds=0 --use-gpu=no
+
+# With failures injected at 1 in 20 of the allocator's upstream calls (CUCTX_FAULT_INJECT, read by
+# the soak for its host upstream as by the device upstreams): still no corruption and no leak.
+CUCTX_FAULT_INJECT="one_in=20,seed=3" "$BIN/cu-allocator-soak" --print-args=false --use-gpu=no \
+  --seconds=2 --snapshot="$TMP/faults.pickle" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+expect_rc "a 2-second soak with CUCTX_FAULT_INJECT=one_in=20" 0
+injected=$(sed -n 's/^injected failures (CUCTX_FAULT_INJECT): \([0-9]*\);.*/\1/p' "$TMP/out")
+if [ "${injected:-0}" -gt 0 ] && grep -qx "corruptions: 0" "$TMP/out" && grep -qx "leaks: 0 bytes" "$TMP/out" &&
+  grep -qx "double hand-outs: 0" "$TMP/out"; then
+  pass "soak with faults: $injected injected failures, 0 corruptions, 0 double hand-outs, 0 leaks"
+else
+  fail "soak with faults: $(cat "$TMP/out") $(head -c 300 "$TMP/err")"
+fi
+CUCTX_FAULT_INJECT="often=3" "$BIN/cu-allocator-soak" --print-args=false --use-gpu=no --seconds=1 \
+  >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "^cu-allocator-soak: CUCTX_FAULT_INJECT='often=3': .*unknown key 'often'" "$TMP/err"; then
+  pass "a bad CUCTX_FAULT_INJECT is an error naming it ($(cat "$TMP/err"))"
+else
+  fail "bad CUCTX_FAULT_INJECT: exit $rc, stderr: $(cat "$TMP/err")"
+fi
 # No usable GPU with --use-gpu=yes: exit 3 and one line (CUDA_VISIBLE_DEVICES= hides every GPU).
 CUDA_VISIBLE_DEVICES= "$BIN/cu-allocator-soak" --print-args=false --use-gpu=yes --seconds=1 \
   >"$TMP/out" 2>"$TMP/err"
