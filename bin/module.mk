@@ -14,6 +14,9 @@ bin_TOOLS      += gpu-health-check.cc
 # static memory plans from allocator traces
 bin_TOOLS += cu-memory-plan.cc
 
+# allocator soak (CPU mode without a GPU) and trace-to-snapshot conversion
+bin_TOOLS += cu-allocator-soak.cc cu-allocator-snapshot.cc
+
 # host FFT benchmark (CPU only: srfft against the naive DFT, ComplexFft and memcpy)
 bin_TOOLS += fft-bench.cc
 

@@ -42,6 +42,15 @@ void CuAllocatorOptions::Register(OptionsItf* opts) {
   opts->Register("cuda-allocator-trace", &trace_file,
                  "Write every device Malloc/Free to this file as text (for "
                  "ReplayAllocatorTrace and the allocator benchmark)");
+  opts->Register("cuda-allocator-history", &history_events,
+                 "Keep the last N allocator events (alloc, free, segment map/unmap, oom) for "
+                 "memory snapshots in PyTorch's format; 0 keeps none. Turns the per-thread "
+                 "caches off, as --cuda-allocator-trace does");
+  opts->Register("cuda-allocator-history-frames", &history_frames,
+                 "Caller frames recorded with each Malloc of the history (0-60)");
+  opts->Register("cuda-allocator-snapshot-on-oom", &snapshot_on_oom,
+                 "Write a memory snapshot (PyTorch's pickle format) to this file whenever the "
+                 "allocator throws OutOfMemoryError");
   // A bad value is refused when the command line or config file is parsed, not later on the GPU
   // host when the first allocator is made.
   opts->RegisterValidator([this] { Check(); });
@@ -66,6 +75,12 @@ void CuAllocatorOptions::Check() const {
   if (thread_cache_large_blocks < 0 || thread_cache_large_blocks > 64)
     CUCTX_ERR << "invalid value " << thread_cache_large_blocks << " for option "
               << "--cuda-allocator-thread-cache-large-blocks: expected a count in [0, 64]";
+  if (history_events < 0 || history_events > 100000000)
+    CUCTX_ERR << "invalid value " << history_events << " for option --cuda-allocator-history: "
+              << "expected a count of events in [0, 100000000]";
+  if (history_frames < 0 || history_frames > 60)
+    CUCTX_ERR << "invalid value " << history_frames << " for option "
+              << "--cuda-allocator-history-frames: expected a count in [0, 60]";
 }
 
 }  // namespace cuctx

@@ -47,6 +47,13 @@ class OptionsItf;
 //                                                  many freed blocks of any larger size (not
 //                                                  counted in thread-cache-mb); 0: none
 //   --cuda-allocator-trace          (string, "")   write every Malloc/Free to this file as text
+//   --cuda-allocator-history        (int32, 0)     keep the last N allocator events for memory
+//                                                  snapshots (cu-memory-snapshot.h); 0: none.
+//                                                  Like the trace, turns the thread cache off
+//   --cuda-allocator-history-frames (int32, 0)     caller frames captured per Malloc for the
+//                                                  history (0-60; about 1 us each Malloc)
+//   --cuda-allocator-snapshot-on-oom (string, "")  write a memory snapshot to this file whenever
+//                                                  OutOfMemoryError is thrown (the last one wins)
 struct CuAllocatorOptions {
   std::string backend = "caching";
   bool cache_memory = true;
@@ -57,6 +64,9 @@ struct CuAllocatorOptions {
   int32 thread_cache_mb = 16;
   int32 thread_cache_large_blocks = 2;
   std::string trace_file;
+  int32 history_events = 0;
+  int32 history_frames = 0;
+  std::string snapshot_on_oom;
 
   // Registers the options above under their --cuda-* names, and Check() as a validator, so that
   // ParseOptions refuses a bad value when it parses it (without a GPU). This object must outlive
@@ -66,7 +76,7 @@ struct CuAllocatorOptions {
   // Throws cuctx::Error naming the option and the value when a value is out of range: backend
   // must be "caching" or "async", upstream must be "vmm" or "cuda", memory_proportion in
   // [0, 0.99], region_quantum_mb in [1, 1048576], thread_cache_mb in [0, 65536],
-  // thread_cache_large_blocks in [0, 64].
+  // thread_cache_large_blocks in [0, 64], history_events in [0, 10^8], history_frames in [0, 60].
   void Check() const;
 
   // region_quantum_mb in bytes.

@@ -15,7 +15,8 @@ using internal::ParseTrace;
 using internal::TraceOp;
 
 AllocatorReplayResult ReplayAllocatorTrace(std::istream& trace, bool use_threads,
-                                           CuMemoryAllocator* allocator) {
+                                           CuMemoryAllocator* allocator,
+                                           const std::function<void()>& at_end) {
   CUCTX_CHECK(allocator != nullptr);
   std::vector<uint32> threads;
   const std::vector<TraceOp> ops = ParseTrace(trace, &threads);
@@ -94,6 +95,13 @@ AllocatorReplayResult ReplayAllocatorTrace(std::istream& trace, bool use_threads
     for (std::thread& t : pool) t.join();
   }
   result.num_freed_at_end = static_cast<int64>(ptrs.size());
+  if (!error && at_end) {
+    try {
+      at_end();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
   for (auto& entry : ptrs) {
     try {
       allocator->Free(entry.second);
@@ -106,9 +114,10 @@ AllocatorReplayResult ReplayAllocatorTrace(std::istream& trace, bool use_threads
 }
 
 AllocatorReplayResult ReplayAllocatorTraceFile(const std::string& path, bool use_threads,
-                                               CuMemoryAllocator* allocator) {
+                                               CuMemoryAllocator* allocator,
+                                               const std::function<void()>& at_end) {
   std::ifstream in(path);
   if (!in) CUCTX_ERR << "cannot open allocator trace '" << path << "'";
-  return ReplayAllocatorTrace(in, use_threads, allocator);
+  return ReplayAllocatorTrace(in, use_threads, allocator, at_end);
 }
 }  // namespace cuctx

@@ -45,6 +45,7 @@ void AllocatorImpl::ThrowOutOfMemoryLocked(size_t bytes, const char* why) {
   } catch (const std::exception&) {
     have_info = false;
   }
+  NoteOutOfMemoryLocked(bytes, have_info ? free_bytes : 0);
   std::ostringstream msg;
   msg << "out of device memory: cannot allocate ";
   if (bytes == std::numeric_limits<size_t>::max())

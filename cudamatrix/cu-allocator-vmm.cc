@@ -16,6 +16,7 @@
 // may call cudaMalloc/cudaFree are listed in cu-allocator-upstream.h).
 #include "base/error.h"
 #include "cudamatrix/cu-allocator-upstream.h"
+#include "cudamatrix/cu-fault-injection.h"
 
 #include <utility>
 
@@ -272,12 +273,16 @@ std::unique_ptr<CuAllocatorUpstream> NewDeviceAllocatorUpstream(
   CUCTX_CHECK(kind == "vmm" || kind == "cuda")
       << "allocator upstream must be vmm or cuda, got '" << kind << "'";
   if (fallback_reason != nullptr) fallback_reason->clear();
+  std::unique_ptr<CuAllocatorUpstream> upstream;
   if (kind == "vmm") {
     std::string why_not;
-    if (auto vmm = NewVmmAllocatorUpstream(synchronize_gpu, &why_not)) return vmm;
-    if (fallback_reason != nullptr) *fallback_reason = why_not;
+    upstream = NewVmmAllocatorUpstream(synchronize_gpu, &why_not);
+    if (upstream == nullptr && fallback_reason != nullptr) *fallback_reason = why_not;
   }
-  return NewCudaAllocatorUpstream(std::move(synchronize_gpu));
+  if (upstream == nullptr) upstream = NewCudaAllocatorUpstream(std::move(synchronize_gpu));
+  // CUCTX_FAULT_INJECT (cu-fault-injection.h): the device's calls may fail on purpose.
+  if (FaultInjector::Enabled()) upstream = NewFaultInjectingUpstream(std::move(upstream));
+  return upstream;
 }
 
 }  // namespace cuctx

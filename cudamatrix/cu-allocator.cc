@@ -28,6 +28,11 @@ AllocatorImpl::AllocatorImpl(const CuAllocatorOptions& options,
       id_(NextAllocatorId()) {
   options_.Check();
   CUCTX_CHECK(upstream_ != nullptr) << "CuMemoryAllocator needs an upstream";
+  if (options_.history_events > 0) {
+    history_ = std::make_unique<AllocatorHistory>(static_cast<size_t>(options_.history_events),
+                                                  options_.history_frames);
+    upstream_ = std::make_unique<RecordingUpstream>(std::move(upstream_), history_.get());
+  }
   stats_.caching = options_.cache_memory;
   shared_.tree.Reset(tree_leaves_);
   unmapped_.tree.Reset(tree_leaves_);
@@ -46,8 +51,8 @@ AllocatorImpl::AllocatorImpl(const CuAllocatorOptions& options,
   small_limit_ = std::min(kMaxCachedBlock, cache_capacity_);
   large_slots_ = static_cast<size_t>(options_.thread_cache_large_blocks);
   cache_max_request_ = large_slots_ > 0 ? kMaxRequestBytes : small_limit_;
-  fast_path_ =
-      options_.cache_memory && options_.thread_affinity && trace_ == nullptr && cache_capacity_ > 0;
+  fast_path_ = options_.cache_memory && options_.thread_affinity && trace_ == nullptr &&
+               history_ == nullptr && cache_capacity_ > 0;
 #ifndef NDEBUG
   owned_alone_ = false;  // from now on the Locked methods need the mutex (AssertLocked())
 #endif
@@ -78,6 +83,7 @@ void* AllocatorImpl::Malloc(size_t bytes) {
   Guard lock(this);
   if (bytes > kMaxRequestBytes) ThrowOutOfMemoryLocked(bytes, "the request is impossibly large");
   void* ptr = bytes == 0 ? nullptr : AllocateLocked(RoundUp(bytes, kAlign));
+  if (history_ != nullptr && ptr != nullptr) history_->SetRequested(ptr, bytes);
   if (trace_ != nullptr) TraceAllocLocked(ptr, upstream_->CurrentThreadId(), 'm', bytes, 0);
   return ptr;
 }
@@ -100,6 +106,7 @@ void* AllocatorImpl::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitc
   if (too_large)
     ThrowOutOfMemoryLocked(std::numeric_limits<size_t>::max(), "pitch * num_rows overflows");
   void* ptr = empty ? nullptr : AllocateLocked(p * num_rows);
+  if (history_ != nullptr && ptr != nullptr) history_->SetRequested(ptr, row_bytes * num_rows);
   if (trace_ != nullptr)
     TraceAllocLocked(ptr, upstream_->CurrentThreadId(), 'p', row_bytes, num_rows);
   return ptr;
@@ -128,6 +135,7 @@ bool AllocatorImpl::Free(void* ptr, bool must_own) {
     if (!must_own) return false;
     ThrowBadFreeLocked(ptr);
   }
+  if (history_ != nullptr) history_->NoteFree(b->begin, b->size, thread);
   FreeBlockLocked(b, thread);
   ++stats_.num_frees;
   if (trace_ != nullptr) TraceFreeLocked(ptr, thread);
@@ -141,6 +149,7 @@ void* AllocatorImpl::AllocateLocked(size_t size) {
   Block* b = FindFreeLocked(size, thread);
   if (b == nullptr) b = GrowLocked(size);
   TakeLocked(b, size);
+  if (history_ != nullptr) history_->NoteAlloc(b->begin, size, b->size, thread);
   return b->begin;
 }
 
@@ -149,6 +158,7 @@ void* AllocatorImpl::AllocateDirectLocked(size_t size) {
   void* ptr = UpstreamAllocateLocked(size);
   if (ptr == nullptr) ThrowOutOfMemoryLocked(size, "the upstream failed (pass-through mode)");
   direct_.emplace(ptr, size);
+  if (history_ != nullptr) history_->NoteAlloc(ptr, size, size, upstream_->CurrentThreadId());
   ++stats_.num_regions;
   stats_.held_bytes += size;
   stats_.peak_held_bytes = std::max(stats_.peak_held_bytes, stats_.held_bytes);
@@ -172,6 +182,7 @@ bool AllocatorImpl::FreeDirectLocked(void* ptr, uint64 thread, bool must_own) {
   }
   const size_t size = it->second;
   direct_.erase(it);
+  if (history_ != nullptr) history_->NoteFree(ptr, size, thread);
   upstream_->Release(ptr, size);
   ++stats_.num_upstream_releases;
   --stats_.num_regions;

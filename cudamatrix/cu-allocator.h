@@ -8,11 +8,14 @@
 #include "cudamatrix/cu-allocator-upstream.h"
 
 #include <cstddef>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
 
 namespace cuctx {
+
+struct MemorySnapshot;  // cudamatrix/cu-memory-snapshot.h
 
 namespace internal {
 class AllocatorImpl;  // cudamatrix/internal/cu-allocator.h
@@ -286,6 +289,19 @@ class CuMemoryAllocator {
   // Logs GetStats().ToString() with CUCTX_LOG.
   void PrintMemoryUsage() const;
 
+  // Memory snapshots in PyTorch's format (cu-memory-snapshot.h, which maps cuctx's concepts onto
+  // its fields): the regions as segments with their blocks, and, with --cuda-allocator-history=N,
+  // the last N events as the device trace (a "snapshot" event is added first). Takes the mutex
+  // once; costs a walk over all blocks. WriteSnapshot throws cuctx::Error if the file cannot be
+  // written. --cuda-allocator-snapshot-on-oom=FILE writes one whenever OutOfMemoryError is
+  // thrown, with an "oom" event carrying the upstream's free memory.
+  MemorySnapshot Snapshot();
+  void WriteSnapshot(const std::string& path);
+  // Labels this allocator's segments: the device index (default 0), segment_pool_id (pool_id, 0)
+  // and cuctx_kind (empty: by region type). CuDevice labels its allocators with their device; a
+  // graph's private pool would use its own pool id and "graph_pool".
+  void SetSnapshotLabel(int device, int64 pool_id, const std::string& kind);
+
   const CuAllocatorOptions& Options() const;
   CuAllocatorUpstream& Upstream();
 
@@ -308,12 +324,16 @@ struct AllocatorReplayResult {
 // cross-thread pattern as the recorded program (this calls allocator->AllowMultithreading()).
 // Pointers still live at the end are freed. Throws cuctx::Error naming the line for a malformed
 // trace (unknown record, free of a pointer that is not live, ...), and passes on errors of the
-// allocator (OutOfMemoryError) after freeing what it allocated.
+// allocator (OutOfMemoryError) after freeing what it allocated. `at_end`, if given, runs on the
+// calling thread after the last record and before the live pointers are freed (e.g. to take a
+// memory snapshot of the trace's final state); what it throws is passed on after the frees.
 AllocatorReplayResult ReplayAllocatorTrace(std::istream& trace, bool use_threads,
-                                           CuMemoryAllocator* allocator);
+                                           CuMemoryAllocator* allocator,
+                                           const std::function<void()>& at_end = nullptr);
 // The same, reading the file `path` (cuctx::Error if it cannot be opened).
 AllocatorReplayResult ReplayAllocatorTraceFile(const std::string& path, bool use_threads,
-                                               CuMemoryAllocator* allocator);
+                                               CuMemoryAllocator* allocator,
+                                               const std::function<void()>& at_end = nullptr);
 
 }  // namespace cuctx
 

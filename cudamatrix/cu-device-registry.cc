@@ -184,6 +184,7 @@ std::unique_ptr<CuMemoryAllocator> NewAllocator(const CuAllocatorOptions& option
   if (!why_not.empty())
     CUCTX_VLOG(1) << "device " << id << ": no virtual memory management (" << why_not
                   << "); the allocator grows by cudaMalloc regions instead";
+  allocator->SetSnapshotLabel(id, 0, "");  // its memory snapshots name device `id`
   return allocator;
 }
 

@@ -5,6 +5,8 @@
 #include "base/error.h"
 #include "base/options-itf.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-fault-injection.h"
+#include "cudamatrix/cu-memory-snapshot.h"
 #include "cudamatrix/cu-thread-state.h"
 #include "cudamatrix/internal/cu-capture-gate.h"
 
@@ -207,6 +209,8 @@ struct PinnedHostAllocator::Impl {
 bool PinnedHostAllocator::Impl::ReadyLocked(Block* b) {
   if (!b->in_flight) return true;
 #if CUCTX_HAVE_CUDA
+  if (FaultInjector::ShouldFail(FaultSite::kEvent))
+    FaultInjector::Throw(FaultSite::kEvent, "cudaEventQuery(block event)");
   cudaError_t e = cudaEventQuery(b->event);
   if (e == cudaSuccess) {
     b->in_flight = false;
@@ -277,6 +281,8 @@ void PinnedHostAllocator::Impl::RecordFreeLocked(Block* b) {
   if (!PageLocked()) return;
   internal::DeviceScope device(device_id);
   CUCTX_CUDA_CHECK(device.Status());
+  if (FaultInjector::ShouldFail(FaultSite::kEvent))
+    FaultInjector::Throw(FaultSite::kEvent, "cudaEventRecord(b->event, cudaStreamPerThread)");
   if (b->event == nullptr)
     CUCTX_CUDA_CHECK(cudaEventCreateWithFlags(&b->event, cudaEventDisableTiming));
   CUCTX_CUDA_CHECK(cudaEventRecord(b->event, cudaStreamPerThread));
@@ -292,6 +298,8 @@ Block* PinnedHostAllocator::Impl::NewBlock(size_t size, PinnedBackend how, int p
   double prefault_seconds = 0.0;
   void* ptr = nullptr;
   BlockKind kind = BlockKind::kOrdinary;
+  // An injected failure is the system being out of memory (cu-fault-injection.h).
+  if (FaultInjector::ShouldFail(FaultSite::kPinned)) return nullptr;
   if (!PageLocked()) {
     ptr = std::aligned_alloc(alignment, size);
     if (ptr == nullptr) return nullptr;
@@ -550,6 +558,30 @@ void PinnedHostAllocator::Free(void* ptr) {
     impl_->CollectOverLimitLocked(&release);
   }
   impl_->ReleaseBlocks(release, /*wait=*/false);
+}
+
+void PinnedHostAllocator::AppendSnapshot(int snapshot_device, MemorySnapshot* snapshot) const {
+  CUCTX_CHECK(snapshot != nullptr) << "AppendSnapshot needs a snapshot";
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto add = [&](const Block* b, bool in_use) {
+    SnapshotSegment s;
+    s.device = snapshot_device;
+    s.address = reinterpret_cast<uintptr_t>(b->ptr);
+    s.total_size = b->size;
+    s.segment_type = "pinned";
+    s.pool_id = -1;
+    s.kind = "pinned_host";
+    SnapshotBlock block;
+    block.address = s.address;
+    block.size = b->size;
+    block.requested_size = in_use ? b->requested : b->size;
+    block.state = in_use ? "active_allocated" : "inactive";
+    s.blocks.push_back(std::move(block));
+    snapshot->segments.push_back(std::move(s));
+  };
+  for (const auto& entry : impl_->in_use) add(entry.second, true);
+  for (const auto& entry : impl_->cached)
+    for (const Block* b : entry.second) add(b, false);
 }
 
 size_t PinnedHostAllocator::BlockSize(const void* ptr) const {

@@ -32,6 +32,7 @@
 namespace cuctx {
 
 class OptionsItf;
+struct MemorySnapshot;  // cu-memory-snapshot.h
 
 // How new page-locked blocks are made.
 enum class PinnedBackend {
@@ -189,6 +190,13 @@ class PinnedHostAllocator {
   PinnedAllocatorStats Stats() const;
   // Sets the peaks to the current values (for measuring one phase of a program).
   void ResetPeaks();
+
+  // Adds this allocator's blocks to a memory snapshot (cu-memory-snapshot.h): one segment per
+  // block (each is its own allocation), device `snapshot_device`, cuctx_kind "pinned_host",
+  // segment_type "pinned", segment_pool_id (-1, 0); blocks in use are active_allocated with the
+  // size asked for, cached ones inactive. PyTorch's viewer draws only the device it is asked for,
+  // so pass an index no device uses (e.g. the number of devices) to keep them apart.
+  void AppendSnapshot(int snapshot_device, MemorySnapshot* snapshot) const;
 
   int DeviceId() const;
   // True when blocks are page-locked (a device allocator), false for the no-GPU fallback.

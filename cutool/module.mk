@@ -2,6 +2,6 @@
 # the GPU health check with its NVML queries and memory pattern kernels. Its archive
 # libcuctx-cutool.a is linked into bin/ and tests only; it is not in libcuctx.so and its headers
 # are not installed.
-cutool_SRCS  := tool.cc nvml.cc health.cc
+cutool_SRCS  := tool.cc nvml.cc health.cc alloc-stress.cc
 cutool_CU    := health-kernels.cu
 cutool_TESTS := health-test.cc

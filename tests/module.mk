@@ -6,3 +6,4 @@ SCRIPT_TESTS  += $(addprefix tests/bin/,copy-matrix-test.sh copy-vector-test.sh 
 SCRIPT_TESTS  += tests/bin/cu-memory-plan-test.sh
 SCRIPT_TESTS  += tests/bin/cu-data-parallel-example-test.sh
 SCRIPT_TESTS  += tests/bin/tool-frame-test.sh tests/bin/cu-kaldi-speed-bench-test.sh
+SCRIPT_TESTS  += tests/bin/cu-allocator-soak-test.sh

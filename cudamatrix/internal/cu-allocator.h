@@ -10,6 +10,8 @@
 //   cu-allocator-stats.cc         statistics, error messages and the trace writer
 //   cu-allocator-replay.cc        ReplayAllocatorTrace()
 //   cu-allocator-trace.cc         the trace parser shared by the replay and CuMemoryPlan
+//   cu-allocator-snapshot.cc      memory snapshots (segments and blocks) and the OOM snapshot
+//   cu-allocator-history.cc       the recent events kept for snapshots (internal/...-history.h)
 //   cu-allocator-cuda.cc, cu-allocator-vmm.cc, cu-allocator-async.cc   the CUDA upstreams
 //                                 (cudaMalloc; VMM; cudaMallocAsync)
 //   internal/cu-allocator-locks.h  the locks
@@ -19,6 +21,7 @@
 #include "base/error.h"
 #include "base/types.h"
 #include "cudamatrix/cu-allocator.h"
+#include "cudamatrix/internal/cu-allocator-history.h"
 #include "cudamatrix/internal/cu-allocator-locks.h"
 #include "cudamatrix/internal/cu-lock-order.h"
 
@@ -329,7 +332,12 @@ class AllocatorImpl {
   bool MultithreadingAllowed() const { return multi_threaded_.load(std::memory_order_acquire); }
   bool SetDebugStrideMode(bool mode) { return debug_stride_.exchange(mode); }
   const CuAllocatorOptions& Options() const { return options_; }
-  CuAllocatorUpstream& Upstream() { return *upstream_; }
+  CuAllocatorUpstream& Upstream() {
+    return history_ != nullptr ? static_cast<RecordingUpstream&>(*upstream_).Inner() : *upstream_;
+  }
+  // Memory snapshots (cu-allocator-snapshot.cc; see CuMemoryAllocator::Snapshot).
+  void Snapshot(MemorySnapshot* out);
+  void SetSnapshotLabel(int device, int64 pool_id, const std::string& kind);
 
  private:
   // The allocator's mutex, taken by every entry point that touches the pools (see NOTE ON LOCKING
@@ -437,6 +445,9 @@ class AllocatorImpl {
     return r->first_sub + static_cast<size_t>(addr - r->base) / quantum_;
   }
   [[noreturn]] void ThrowOutOfMemoryLocked(size_t bytes, const char* why);
+  void SnapshotLocked(MemorySnapshot* out);
+  // Notes the oom event and writes --cuda-allocator-snapshot-on-oom; never throws.
+  void NoteOutOfMemoryLocked(size_t bytes, size_t device_free) noexcept;
   [[noreturn]] void ThrowBadFreeLocked(void* ptr);
   void NoteInUseLocked(size_t bytes);
   void TraceAllocLocked(void* ptr, uint64 thread, char kind, size_t a, size_t b);
@@ -470,6 +481,12 @@ class AllocatorImpl {
   std::atomic<uint32> pitch_calls_{0};
   CuAllocatorStats stats_;
   int64 num_blocks_ = 0;
+
+  std::unique_ptr<AllocatorHistory> history_;  // --cuda-allocator-history > 0; upstream_ then
+                                               // is a RecordingUpstream around the given one
+  int snapshot_device_ = 0;                    // labels of this allocator's snapshot segments
+  int64 snapshot_pool_ = 0;
+  std::string snapshot_kind_;
 
   std::FILE* trace_ = nullptr;
   std::unordered_map<void*, uint64> trace_ids_;
