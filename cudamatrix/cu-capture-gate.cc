@@ -13,8 +13,12 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/internal/cu-driver.h"
 
+#include <cuda.h>
 #include <cuda_runtime.h>
+
+#include <string>
 #endif
 
 namespace cuctx {
@@ -75,6 +79,13 @@ void CheckNotCapturing(const char* op) {
               << ": not allowed while this thread captures a CUDA graph (CuGraph::Capture): it "
                  "waits for the device or copies to or from host memory. Use its device-result "
                  "form, or move it out of the captured code";
+  // A capture begun outside cuctx; only threads that use a GPU can have one.
+  if (ThreadDevice() >= 0 && ThreadStreamCapturing())
+    CUCTX_ERR << op
+              << ": not allowed while this thread captures a CUDA graph (its stream is being "
+                 "captured by a cudaStreamBeginCapture outside cuctx): it waits for the device or "
+                 "copies to or from host memory. Use its device-result form, or move it out of "
+                 "the captured code";
 }
 
 CaptureScope::CaptureScope(int device) : device_(device) {
@@ -131,8 +142,23 @@ int CapturesRunning(int device) {
 }
 
 #if CUCTX_HAVE_CUDA
+bool ThreadStreamCapturing() noexcept {
+  using IsCapturingFn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+  // Looked up once; a missing driver leaves it null (nothing can capture then).
+  static const IsCapturingFn is_capturing = [] {
+    IsCapturingFn fn = nullptr;
+    std::string why_not;
+    LoadDriverFunction("cuStreamIsCapturing", &fn, &why_not);
+    return fn;
+  }();
+  if (is_capturing == nullptr) return false;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return is_capturing(CU_STREAM_PER_THREAD, &status) == CUDA_SUCCESS &&
+         status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
 void RunInRelaxedCaptureMode(const std::function<void()>& call) {
-  if (!ThreadCapturing()) {
+  if (!ThreadCapturing() && !ThreadStreamCapturing()) {
     call();
     return;
   }
@@ -145,6 +171,7 @@ void RunInRelaxedCaptureMode(const std::function<void()>& call) {
   call();
 }
 #else
+bool ThreadStreamCapturing() noexcept { return false; }
 void RunInRelaxedCaptureMode(const std::function<void()>& call) { call(); }
 #endif
 

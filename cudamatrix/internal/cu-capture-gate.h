@@ -33,8 +33,15 @@ namespace cuctx {
 namespace internal {
 
 // Throws cuctx::Error saying that `op` cannot run while the calling thread captures a CUDA graph,
-// if it does; used by every op that synchronizes or moves data to or from the host.
+// if it does (CuGraph::Capture, or a capture of the thread's stream begun outside cuctx:
+// ThreadStreamCapturing()); used by every op that synchronizes or moves data to or from the host.
 void CheckNotCapturing(const char* op);
+
+// True while the calling thread's stream (cudaStreamPerThread of its current device) is being
+// captured, by cuctx or by anyone else (a cudaStreamBeginCapture outside cuctx, another framework).
+// One call of the driver's cuStreamIsCapturing (no runtime layer, no lock); false on a thread
+// without a CUDA context and in a build without CUDA. Never throws.
+bool ThreadStreamCapturing() noexcept;
 
 // Marks, for its lifetime, a capture running on `device` (-1: a CPU-mode capture, which involves
 // no device): waits while a device-wide call of that device runs, then counts the capture in.
@@ -73,7 +80,8 @@ int CapturesRunning(int device);
 
 // Runs `call` with the calling thread's capture mode relaxed (cudaThreadExchangeStreamCaptureMode),
 // so that a capturing thread may grow or shrink its graph's private pool (cudaMalloc, cudaFree,
-// cuMem*), whose memory no device work has used yet. Outside a capture it just runs `call`.
+// cuMem*), whose memory no device work has used yet. Outside a capture (ThreadCapturing() and
+// ThreadStreamCapturing() both false) it just runs `call`.
 void RunInRelaxedCaptureMode(const std::function<void()>& call);
 
 }  // namespace internal

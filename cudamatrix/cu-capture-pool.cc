@@ -1,0 +1,79 @@
+// cudamatrix/cu-capture-pool.cc: memory pools that belong to CUDA graphs only
+// (internal/cu-capture-pool.h).
+// SPDX-License-Identifier: Apache-2.0
+#include "cudamatrix/internal/cu-capture-pool.h"
+
+#include "base/error.h"
+#include "cudamatrix/cu-allocator-upstream.h"
+#include "cudamatrix/cu-allocator.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
+#include "cudamatrix/internal/cu-lock-order.h"
+
+#include <utility>
+
+namespace cuctx {
+namespace internal {
+namespace {
+
+CuAllocatorOptions PoolOptions(const CuAllocatorOptions& device_options, int region_quantum_mb) {
+  CuAllocatorOptions o = device_options;
+  o.backend = "caching";
+  o.cache_memory = true;  // the pool must keep what it frees
+  o.memory_proportion = 0.0f;
+  o.trace_file.clear();
+  o.thread_cache_mb = 0;  // few capturing threads; nothing to cache per thread
+  o.region_quantum_mb = region_quantum_mb;
+  return o;
+}
+
+}  // namespace
+
+CapturePool::CapturePool(const CuAllocatorOptions& device_options, int region_quantum_mb) {
+  // Only capturing threads allocate, so the pool never needs a cross-thread sync; if it asked for
+  // one during a capture that would be a bug, so say so instead of hanging.
+  allocator_ = std::make_unique<CuMemoryAllocator>(
+      PoolOptions(device_options, region_quantum_mb),
+      NewDeviceAllocatorUpstream(device_options.upstream, [] {
+        CUCTX_ERR << "a CUDA graph's memory pool asked for a cross-thread sync";
+      }));
+}
+
+CapturePool::~CapturePool() = default;
+
+void* CapturePool::Malloc(size_t bytes) {
+  OrderedLockGuard<std::mutex> lock(mutex_, kScopeLock);
+  void* p = nullptr;
+  RunInRelaxedCaptureMode([&] { p = allocator_->Malloc(bytes); });
+  if (p != nullptr) live_.insert(p);
+  return p;
+}
+
+void* CapturePool::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) {
+  OrderedLockGuard<std::mutex> lock(mutex_, kScopeLock);
+  void* p = nullptr;
+  RunInRelaxedCaptureMode([&] { p = allocator_->MallocPitch(row_bytes, num_rows, pitch); });
+  if (p != nullptr) live_.insert(p);
+  return p;
+}
+
+bool CapturePool::FreeIfOwned(void* ptr) {
+  OrderedLockGuard<std::mutex> lock(mutex_, kScopeLock);
+  if (live_.erase(ptr) == 0) return false;
+  allocator_->Free(ptr);
+  return true;
+}
+
+bool CapturePool::Owns(void* ptr) {
+  OrderedLockGuard<std::mutex> lock(mutex_, kScopeLock);
+  return live_.count(ptr) != 0;
+}
+
+bool CapturePool::Unused() {
+  OrderedLockGuard<std::mutex> lock(mutex_, kScopeLock);
+  return live_.empty();
+}
+
+size_t CapturePool::HeldBytes() const { return allocator_->GetStats().held_bytes; }
+
+}  // namespace internal
+}  // namespace cuctx
