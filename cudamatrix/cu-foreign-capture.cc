@@ -78,7 +78,9 @@ std::shared_ptr<ForeignPool> CurrentPool(const CuAllocatorOptions& options) {
   if (t_capture.id == id)
     if (std::shared_ptr<ForeignPool> p = t_capture.pool.lock()) return p;
   auto fp = std::make_shared<ForeignPool>();
-  fp->pool = std::make_shared<CapturePool>(options, 2);
+  // Setting the pool up queries the device; relaxed, so that a capture in the global or
+  // thread-local mode allows it.
+  RunInRelaxedCaptureMode([&] { fp->pool = std::make_shared<CapturePool>(options, 2); });
   RegisterScopedMemoryOwner(fp->pool);
   auto* holder = new std::shared_ptr<ForeignPool>(fp);
   cudaUserObject_t object = nullptr;

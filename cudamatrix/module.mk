@@ -70,7 +70,7 @@ cudamatrix_TESTS += cu-allocator-conformance-test.cc cu-allocator-placement-test
                     cu-allocator-thread-cache-test.cc cu-allocator-growth-test.cc cu-allocator-trace-test.cc \
                     cu-allocator-options-test.cc cu-allocator-invariants-test.cc
 cudamatrix_TESTS += cu-graph-basics-test.cc cu-graph-ops-test.cc cu-graph-memory-test.cc cu-graph-errors-test.cc \
-                    cu-graph-threads-test.cc
+                    cu-graph-threads-test.cc cu-graph-foreign-test.cc cu-graph-sharing-test.cc
 # planned scopes: serving a repeated iteration from its memory plan
 cudamatrix_SRCS  += cu-planned-scope.cc
 cudamatrix_TESTS += cu-planned-scope-test.cc
