@@ -276,6 +276,12 @@ void CuDevice::SeedGpu(uint64 seed) {
 // the device's caching allocator.
 // A scope is installed only on a thread that uses the selected GPU, so it is asked first, before
 // the registry: a planned scope's Malloc/Free cost a few nanoseconds.
+namespace internal {
+int ReleaseDeadForeignPools() {
+  return ReleaseDeadForeignPools([](void* p) { CuDevice::Instantiate().Free(p); });
+}
+}  // namespace internal
+
 void* CuDevice::Malloc(size_t size) {
   if (internal::AllocationScope* scope = internal::ThreadAllocationScope())
     return scope->Malloc(size);
@@ -286,7 +292,7 @@ void* CuDevice::Malloc(size_t size) {
   AttachToSelectedDevice();
   if (internal::ThreadStreamCapturing())
     return internal::ForeignCaptureMalloc(size, AllocatorOptions());
-  if (internal::DeadForeignPoolsPending()) ReleaseDeadForeignPools();
+  if (internal::DeadForeignPoolsPending()) internal::ReleaseDeadForeignPools();
   return allocator->Malloc(size);
 }
 
@@ -300,7 +306,7 @@ void* CuDevice::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) {
   AttachToSelectedDevice();
   if (internal::ThreadStreamCapturing())
     return internal::ForeignCaptureMallocPitch(row_bytes, num_rows, pitch, AllocatorOptions());
-  if (internal::DeadForeignPoolsPending()) ReleaseDeadForeignPools();
+  if (internal::DeadForeignPoolsPending()) internal::ReleaseDeadForeignPools();
   return allocator->MallocPitch(row_bytes, num_rows, pitch);
 }
 
@@ -325,10 +331,6 @@ void CuDevice::Free(void* ptr) {
     if (other != nullptr && other != allocator && other->TryFree(ptr)) return;
   }
   allocator->Free(ptr);
-}
-
-void CuDevice::ReleaseDeadForeignPools() {
-  internal::ReleaseDeadForeignPools([this](void* p) { Free(p); });
 }
 
 cublasContext* CuDevice::GetCublasHandle() {
@@ -401,11 +403,13 @@ std::string GetFreeGpuMemory(int64* free, int64* total) {
 }
 #else
 void CuDevice::SeedGpu(uint64) {}
+namespace internal {
+int ReleaseDeadForeignPools() { return 0; }
+}  // namespace internal
 void* CuDevice::Malloc(size_t) { CUCTX_ERR << "CuDevice::Malloc: cuctx was built without CUDA"; }
 void* CuDevice::MallocPitch(size_t, size_t, size_t*) {
   CUCTX_ERR << "CuDevice::MallocPitch: cuctx was built without CUDA";
 }
-void CuDevice::ReleaseDeadForeignPools() {}
 void CuDevice::Free(void* ptr) {
   if (ptr != nullptr) CUCTX_ERR << "CuDevice::Free(" << ptr << "): cuctx was built without CUDA";
 }

@@ -201,11 +201,6 @@ class CuDevice {
   // Rows of `row_bytes` with a pitch (returned in *pitch) that is a multiple of 256 bytes.
   void* MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch);
   void Free(void* ptr);
-  // Gives back the memory of graphs captured outside cuctx (a cudaStreamBeginCapture around Cu
-  // code) that CUDA has destroyed since: the eager memory they kept, and their pools once none of
-  // their memory is in use. Malloc does this by itself when such graphs are pending; tests and
-  // CuGraph::ReleaseUnusedMemory call it directly. Not while the thread's stream captures.
-  void ReleaseDeadForeignPools();
 
   // The thread's CUDA stream (cudaStreamPerThread), as an opaque pointer.
   void* Stream() const;

@@ -10,6 +10,7 @@
 #include "cudamatrix/internal/cu-alloc-scope.h"
 #include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-capture-pool.h"
+#include "cudamatrix/internal/cu-foreign-capture.h"
 #include "cudamatrix/internal/cu-lock-order.h"
 #include "cudamatrix/internal/cu-storage.h"
 
@@ -555,7 +556,7 @@ void CuGraph::ReleaseUnusedMemory() {
   if (!internal::OnGpu()) return;
 #if CUCTX_HAVE_CUDA
   internal::CheckNotCapturing("CuGraph::ReleaseUnusedMemory");
-  CuDevice::Instantiate().ReleaseDeadForeignPools();
+  internal::ReleaseDeadForeignPools();
   const int device = internal::ThreadDevice();
   internal::OutsideCapturesToRelease(device, [device] {
     internal::DeviceScope scope(device);

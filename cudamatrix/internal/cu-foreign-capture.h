@@ -18,6 +18,7 @@
 // pool; the queue is drained (ReleaseDeadForeignPools: eager memory back, the pool retired, its
 // regions freed once its escaped memory is freed too) by the next CuDevice::Malloc of a thread
 // that does not capture, or by CuGraph::ReleaseUnusedMemory().
+// The eager memory is given back through CuDevice::Free.
 //
 // Thread-safety: all functions are thread-safe; the current capture's pool is per thread.
 #ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_FOREIGN_CAPTURE_H_
@@ -50,6 +51,8 @@ inline bool DeadForeignPoolsPending() noexcept {
 // `free_eager`; the pools themselves are retired. Must not be called while the calling thread's
 // stream captures. Returns the number of pools released.
 int ReleaseDeadForeignPools(const std::function<void(void*)>& free_eager);
+// The same with CuDevice::Free as `free_eager` (defined in cu-device.cc).
+int ReleaseDeadForeignPools();
 
 // Pools of foreign captures not yet released (tests).
 int ForeignPoolsAlive();

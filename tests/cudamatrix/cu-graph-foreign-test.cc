@@ -91,7 +91,7 @@ class RawGraph {
 bool WaitForForeignPools(int alive) {
   for (int i = 0; i < 500; ++i) {
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    CuDevice::Instantiate().ReleaseDeadForeignPools();
+    internal::ReleaseDeadForeignPools();
     if (internal::ForeignPoolsAlive() <= alive) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
