@@ -59,8 +59,31 @@ void* CapturePool::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch)
 bool CapturePool::FreeIfOwned(void* ptr) {
   OrderedLockGuard<std::mutex> lock(mutex_, kScopeLock);
   if (live_.erase(ptr) == 0) return false;
+  auto it = escaped_.find(ptr);
+  if (it != escaped_.end()) {
+    std::shared_ptr<Escapes> escapes = std::move(it->second);
+    escaped_.erase(it);
+    if (escapes->graph_alive) {
+      escapes->freed.push_back(ptr);  // its graph still writes it
+      return true;
+    }
+  }
   allocator_->Free(ptr);
   return true;
+}
+
+void CapturePool::MarkEscaped(const std::vector<void*>& ptrs,
+                              const std::shared_ptr<Escapes>& escapes) {
+  OrderedLockGuard<std::mutex> lock(mutex_, kScopeLock);
+  for (void* p : ptrs)
+    if (live_.count(p) != 0) escaped_[p] = escapes;
+}
+
+void CapturePool::ReleaseEscapes(Escapes* escapes) {
+  OrderedLockGuard<std::mutex> lock(mutex_, kScopeLock);
+  escapes->graph_alive = false;
+  for (void* p : escapes->freed) allocator_->Free(p);
+  escapes->freed.clear();
 }
 
 bool CapturePool::Owns(void* ptr) {

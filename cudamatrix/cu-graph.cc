@@ -158,18 +158,26 @@ class PoolCaptureScope : public internal::AllocationScope {
  public:
   PoolCaptureScope(internal::CapturePool* pool, std::vector<void*>* adopted)
       : pool_(pool), adopted_(adopted) {}
-  void* Malloc(size_t bytes) override { return pool_->Malloc(bytes); }
+  void* Malloc(size_t bytes) override { return Note(pool_->Malloc(bytes)); }
   void* MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) override {
-    return pool_->MallocPitch(row_bytes, num_rows, pitch);
+    return Note(pool_->MallocPitch(row_bytes, num_rows, pitch));
   }
   bool Free(void* ptr) override {
+    mine_.erase(ptr);
     if (!pool_->FreeIfOwned(ptr)) adopted_->push_back(ptr);
     return true;
   }
+  // What this capture allocated and has not freed: it escapes the capture.
+  std::vector<void*> Escaping() const { return std::vector<void*>(mine_.begin(), mine_.end()); }
 
  private:
+  void* Note(void* p) {
+    if (p != nullptr) mine_.insert(p);
+    return p;
+  }
   internal::CapturePool* pool_;
   std::vector<void*>* adopted_;
+  std::unordered_set<void*> mine_;
 };
 
 // The cuBLAS workspace size NVIDIA recommends: 32 MiB from Hopper on, 4 MiB before.
@@ -236,7 +244,7 @@ struct CuGraphPool::State {
 #if CUCTX_HAVE_CUDA
   std::shared_ptr<internal::CapturePool> pool;
   int device = -1;
-  std::thread::id thread;  // the first capturing thread: the one that may launch its graphs
+  std::atomic<bool> capturing{false};  // a capture into the pool runs
 
   ~State() {
     if (pool != nullptr) internal::RetireScopedMemoryOwner(pool.get());
@@ -261,6 +269,7 @@ struct CuGraph::State {
   cudaGraphExec_t exec = nullptr;
   std::shared_ptr<internal::CapturePool> private_pool;  // kPrivatePool
   std::shared_ptr<CuGraphPool::State> shared;           // kSharedPool
+  std::shared_ptr<internal::CapturePool::Escapes> escapes;  // kSharedPool: its escaped memory
   std::shared_ptr<NodeGraphRecord> nodes;               // kNodes
   size_t node_bytes = 0;
   std::vector<void*> adopted;  // eager (or other graphs') memory freed during the capture
@@ -310,6 +319,7 @@ struct CuGraph::State {
     } catch (const std::exception& e) {
       CUCTX_WARN << "releasing a CuGraph's memory: " << e.what();
     }
+    if (shared != nullptr && escapes != nullptr) shared->pool->ReleaseEscapes(escapes.get());
     if (private_pool != nullptr) internal::RetireScopedMemoryOwner(private_pool.get());
   }
 #endif
@@ -335,12 +345,12 @@ const char* CuGraph::MemoryName(CuGraphMemory memory) {
 CuGraphMemory CuGraph::DefaultMemory() {
   int v = g_default_memory.load(std::memory_order_relaxed);
   if (v == 0) {
-    CuGraphMemory m = CuGraphMemory::kNodes;
+    CuGraphMemory m = CuGraphMemory::kSharedPool;
     if (const char* env = std::getenv("CUCTX_GRAPH_MEMORY")) {
       const std::string e(env);
-      if (e == "nodes" || e.empty())
+      if (e == "nodes")
         m = CuGraphMemory::kNodes;
-      else if (e == "shared")
+      else if (e == "shared" || e.empty())
         m = CuGraphMemory::kSharedPool;
       else if (e == "private")
         m = CuGraphMemory::kPrivatePool;
@@ -398,6 +408,13 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
   st.device = internal::ThreadDevice();
   std::unique_ptr<internal::AllocationScope> scope;
   NodeCaptureScope* node_scope = nullptr;
+  PoolCaptureScope* pool_scope = nullptr;
+  struct CaptureDone {  // a shared pool is free for the next capture once this one ends
+    CuGraphPool::State* pool = nullptr;
+    ~CaptureDone() {
+      if (pool != nullptr) pool->capturing.store(false);
+    }
+  } capture_done;
   switch (memory) {
     case CuGraphMemory::kPrivatePool:
       st.private_pool = std::make_shared<internal::CapturePool>(CuDevice::AllocatorOptions(), 2);
@@ -414,17 +431,20 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
       if (pool->pool == nullptr) {
         pool->pool = std::make_shared<internal::CapturePool>(CuDevice::AllocatorOptions(), 2);
         pool->device = st.device;
-        pool->thread = std::this_thread::get_id();
         internal::RegisterScopedMemoryOwner(pool->pool);
       }
       CUCTX_CHECK(pool->device == st.device)
           << "CuGraph::Capture: the CuGraphPool holds memory of device " << pool->device
           << ", this thread captures on device " << st.device;
-      CUCTX_CHECK(pool->thread == std::this_thread::get_id())
-          << "CuGraph::Capture: a CuGraphPool is captured into and launched from one thread (its "
-             "graphs must replay in capture order, never concurrently)";
+      CUCTX_CHECK(!pool->capturing.exchange(true))
+          << "CuGraph::Capture: another thread is capturing into this CuGraphPool (a pool's "
+             "captures, like its replays, run one at a time)";
+      capture_done.pool = pool.get();
       st.shared = pool;
-      scope = std::make_unique<PoolCaptureScope>(pool->pool.get(), &st.adopted);
+      st.escapes = std::make_shared<internal::CapturePool::Escapes>();
+      auto s = std::make_unique<PoolCaptureScope>(pool->pool.get(), &st.adopted);
+      pool_scope = s.get();
+      scope = std::move(s);
       break;
     }
     case CuGraphMemory::kNodes: {
@@ -440,16 +460,20 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
     cudaStream_t stream = cudaStreamPerThread;
     CUCTX_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     cudaGraph_t graph = nullptr;
+    void* workspace = nullptr;
     try {
       // The graph's cuBLAS workspace is graph memory too (kNodes: shared by all graphs through
       // the driver; kSharedPool: one block of the pool that every capture reuses).
       const size_t ws_bytes = CublasWorkspaceBytes();
-      void* workspace = scope->Malloc(ws_bytes);
+      workspace = scope->Malloc(ws_bytes);
       CUCTX_CUBLAS_CHECK(
           cublasSetWorkspace(CuDevice::Instantiate().GetCublasHandle(), workspace, ws_bytes));
       body();
       scope->Free(workspace);
+      workspace = nullptr;
     } catch (...) {
+      // A pool's workspace goes back to it, so that an abandoned private pool is unused.
+      if (workspace != nullptr && node_scope == nullptr) scope->Free(workspace);
       // Leave capture mode whatever state the capture is in, then pass the error on.
       if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && graph != nullptr)
         cudaGraphDestroy(graph);
@@ -479,6 +503,7 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
     st.node_bytes = node_scope->Bytes();
     for (const auto& a : node_scope->Live()) NodeMemory::Get().Add(a.first, st.nodes);
   }
+  if (pool_scope != nullptr) st.shared->pool->MarkEscaped(pool_scope->Escaping(), st.escapes);
   CUCTX_CUDA_CHECK(cudaGraphGetNodes(st.graph, nullptr, &st.num_nodes));
   const unsigned long long flags =
       memory == CuGraphMemory::kNodes ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0;
@@ -500,10 +525,6 @@ void CuGraph::Launch() {
 #if CUCTX_HAVE_CUDA
   internal::CheckNotCapturing("CuGraph::Launch");
   State& st = *state_;
-  if (st.shared != nullptr)
-    CUCTX_CHECK(st.shared->thread == std::this_thread::get_id())
-        << "CuGraph::Launch: graphs of a CuGraphPool are launched from the thread that captured "
-           "them (they must replay in capture order, never concurrently)";
   if (st.nodes != nullptr) st.nodes->launches.fetch_add(1, std::memory_order_relaxed);
   CUCTX_CUDA_CHECK(cudaGraphLaunch(st.exec, cudaStreamPerThread));
 #endif

@@ -24,28 +24,32 @@
 //
 // Memory. Every Malloc/MallocPitch the capturing thread makes during the capture (temporaries,
 // outputs, the graph's cuBLAS workspace) is graph memory, held in one of three ways
-// (CuGraphMemory; the default is kNodes, or what CUCTX_GRAPH_MEMORY=nodes|shared|private or
-// SetDefaultMemory() says):
+// (CuGraphMemory; the default is kSharedPool, or what CUCTX_GRAPH_MEMORY=shared|nodes|private or
+// SetDefaultMemory() says; BENCHMARKS.md has the measurements behind the choice):
+//   kSharedPool (default): a CuGraphPool (below) that several captures use, the capturing
+//     thread's own unless one is given. Memory a capture frees is reused by later captures into
+//     the same pool, so 16 graphs of one step for 16 minibatch sizes hold about what the largest
+//     alone does, with one cuBLAS workspace for all. The rule that comes with it: two graphs of
+//     one pool must never run at the same time (launch them from one thread, or synchronize in
+//     between); in any order is fine. Captures into one pool run one at a time (a second thread's
+//     throws). Memory that escapes a capture (y above) and is freed later stays reserved for its
+//     graph, which writes it at every replay, until that graph is destroyed. MemoryBytes() is the
+//     pool's size; the pool gives its memory back when it and its graphs are gone.
 //   kNodes: graph memory nodes. Allocations go through cudaMallocAsync/cudaFreeAsync on the
 //     capturing stream, so they become allocation and free nodes of the graph: their addresses
 //     are fixed for the graph's life, and the driver maps physical memory at launch and shares it
-//     between graphs (a temporary of one graph and of another may use the same physical pages, as
-//     may the cuBLAS workspaces of all graphs, which are allocated and freed inside each graph).
-//     Memory that escapes the capture (y above) stays allocated after a launch; the graph is
-//     instantiated with cudaGraphInstantiateFlagAutoFreeOnLaunch, so the next Launch() frees and
-//     allocates it again at the same address (its contents are the new launch's). Freeing it
-//     (y's destructor) gives it back with cudaFreeAsync on the freeing thread's stream; if the
-//     graph relaunched it since, the graph's destruction frees it again. MemoryBytes() is the sum
-//     of the graph's allocations; the physical memory all graphs of a device hold is the driver's
+//     between graphs (graphs may run concurrently). Memory that escapes the capture stays
+//     allocated after a launch; the graph is instantiated with
+//     cudaGraphInstantiateFlagAutoFreeOnLaunch, so the next Launch() frees and allocates it again
+//     at the same address (its contents are the new launch's). Freeing it (y's destructor) gives
+//     it back with cudaFreeAsync on the freeing thread's stream; if the graph relaunched it since,
+//     the graph's destruction frees it again. MemoryBytes() is the sum of the graph's
+//     allocations; the physical memory that all graphs of a device hold is the driver's
 //     (DeviceGraphMemory()), and destroying a graph trims what no graph uses
-//     (cudaDeviceGraphMemTrim), as does ReleaseUnusedMemory().
-//   kSharedPool: a CuGraphPool (below) that several captures use, the thread's own unless one is
-//     given. Memory freed inside one capture is reused by later captures into the same pool, so
-//     the graphs of one pool must be launched in the order they were captured and never at the
-//     same time (a Launch() from a thread other than the pool's first capturing thread throws);
-//     the pool holds one cuBLAS workspace for all its graphs. MemoryBytes() is the pool's size.
+//     (cudaDeviceGraphMemTrim), as does ReleaseUnusedMemory(). The driver maps in coarse chunks
+//     and cannot share escaping memory, so this holds more than a shared pool (BENCHMARKS.md).
 //   kPrivatePool: a pool of the graph's own (a caching allocator over its own upstream), given
-//     back when the graph is destroyed; MemoryBytes() is its size.
+//     back when the graph is destroyed; MemoryBytes() is its size. Graphs may run concurrently.
 // In every mode memory the graph uses is never handed to an eager caller while the graph exists:
 // temporaries created and destroyed inside `body` go back to graph memory only (stream order
 // inside the graph keeps their reuse correct), memory that escapes the capture stays valid after
@@ -81,10 +85,11 @@
 // so the ops that name themselves above throw there too and the same program works without a
 // GPU (plain host<->"device" copies are host copies there and do not throw); MemoryBytes() is 0.
 //
-// Thread-safety: Capture() may run on several threads at once, each capturing its own graph. A
-// CuGraph may be launched from any thread (on that thread's stream) but not concurrently with its
-// own destruction; launches from two threads at once run concurrently on their streams and must
-// not write the same memory. Nested captures are an error.
+// Thread-safety: Capture() may run on several threads at once, each capturing its own graph (by
+// default into its own thread's pool). A CuGraph may be launched from any thread (on that
+// thread's stream) but not concurrently with its own destruction; launches from two threads at
+// once run concurrently on their streams and must not write the same memory, nor be two graphs of
+// one pool (kSharedPool). Nested captures are an error.
 #ifndef CUCTX_CUDAMATRIX_CU_GRAPH_H_
 #define CUCTX_CUDAMATRIX_CU_GRAPH_H_
 
@@ -97,14 +102,15 @@ namespace cuctx {
 // How a capture holds its memory (see "Memory" above).
 enum class CuGraphMemory {
   kNodes,       // graph memory nodes: the driver shares physical memory between graphs
-  kSharedPool,  // a CuGraphPool shared with other captures
+  kSharedPool,  // a CuGraphPool shared with other captures (the default)
   kPrivatePool  // a pool of the graph's own
 };
 
 // A memory pool that several captures share (CuGraphMemory::kSharedPool). Copies refer to the
 // same pool; the pool lives while a copy or a graph captured into it does, and gives its memory
-// back then. Its graphs must be launched in capture order and never concurrently, from the thread
-// that first captured into it. Thread-safety: capture into it from one thread.
+// back then. Thread-safety: captures into it run one at a time (a concurrent one throws); its
+// graphs may be launched from any thread but never two at the same time (not checked: that
+// would cost a device wait per launch).
 class CuGraphPool {
  public:
   CuGraphPool();
@@ -138,8 +144,8 @@ class CuGraph {
   // The same, in `pool` (kSharedPool).
   static CuGraph Capture(const std::function<void()>& body, const CuGraphPool& pool);
 
-  // The mode Capture(body) uses: SetDefaultMemory's, else CUCTX_GRAPH_MEMORY's (nodes, shared or
-  // private; anything else is an error), else kNodes.
+  // The mode Capture(body) uses: SetDefaultMemory's, else CUCTX_GRAPH_MEMORY's (shared, nodes or
+  // private; anything else is an error), else kSharedPool.
   static CuGraphMemory DefaultMemory();
   static void SetDefaultMemory(CuGraphMemory memory);
   static const char* MemoryName(CuGraphMemory memory);

@@ -19,7 +19,9 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace cuctx {
 
@@ -29,6 +31,13 @@ namespace internal {
 
 class CapturePool : public ScopedMemoryOwner {
  public:
+  // The memory that escaped one graph's capture into a shared pool and was freed since: the graph
+  // still writes it at every replay, so it goes back to the pool only when the graph is gone.
+  struct Escapes {
+    std::vector<void*> freed;  // guarded by the pool's mutex
+    bool graph_alive = true;
+  };
+
   // `device_options`: the device's allocator options (the upstream kind is taken from them; the
   // pool always caches what is freed into it, keeps no trace and no thread cache).
   // `region_quantum_mb`: how much the pool grows by at least.
@@ -42,6 +51,12 @@ class CapturePool : public ScopedMemoryOwner {
   // Takes `ptr` back into the pool (for its own later captures only) if it is the pool's.
   bool FreeIfOwned(void* ptr) override;
   bool Owns(void* ptr);
+  // Marks `ptrs` (in use, allocated by one capture that just ended) as escaped from the graph
+  // that `escapes` belongs to: freeing one keeps it in `escapes` until ReleaseEscapes(escapes).
+  void MarkEscaped(const std::vector<void*>& ptrs, const std::shared_ptr<Escapes>& escapes);
+  // The graph is gone: its freed escaped memory goes back to the pool, and any still in use goes
+  // back when freed.
+  void ReleaseEscapes(Escapes* escapes);
   bool Unused() override;
   // Device memory the pool holds (in use and cached).
   size_t HeldBytes() const;
@@ -50,6 +65,7 @@ class CapturePool : public ScopedMemoryOwner {
   std::mutex mutex_;  // lock order: kScopeLock (internal/cu-lock-order.h), before allocator_'s
   std::unique_ptr<CuMemoryAllocator> allocator_;
   std::unordered_set<void*> live_;
+  std::unordered_map<void*, std::shared_ptr<Escapes>> escaped_;
 };
 
 }  // namespace internal
