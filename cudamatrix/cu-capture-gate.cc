@@ -259,13 +259,18 @@ bool DriverSaysCapturing() noexcept {
 
 }  // namespace
 
+void StartCaptureWatch() noexcept {
+  try {
+    StartWatch();
+  } catch (...) {
+    g_capture_watch_epoch.store(kWatchQueryAlways, std::memory_order_release);
+  }
+}
+
 bool ThreadStreamCapturingSlow() noexcept {
   unsigned epoch = g_capture_watch_epoch.load(std::memory_order_acquire);
   if (epoch == kWatchNotStarted) {
-    try {
-      StartWatch();
-    } catch (...) {
-    }
+    StartCaptureWatch();
     epoch = g_capture_watch_epoch.load(std::memory_order_acquire);
   }
   if (epoch == kWatchOff) return false;
@@ -279,7 +284,7 @@ bool ThreadStreamCapturingSlow() noexcept {
 }
 
 const char* CaptureWatchMode() {
-  StartWatch();
+  StartCaptureWatch();
   switch (g_capture_watch_epoch.load(std::memory_order_acquire)) {
     case kWatchOff:
       return "off";
@@ -306,6 +311,7 @@ void RunInRelaxedCaptureMode(const std::function<void()>& call) {
 #else
 bool ThreadStreamCapturingSlow() noexcept { return false; }
 const char* CaptureWatchMode() { return "off"; }
+void StartCaptureWatch() noexcept {}
 void RunInRelaxedCaptureMode(const std::function<void()>& call) { call(); }
 #endif
 

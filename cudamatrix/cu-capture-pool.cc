@@ -29,13 +29,15 @@ CuAllocatorOptions PoolOptions(const CuAllocatorOptions& device_options, int reg
 }  // namespace
 
 CapturePool::CapturePool(const CuAllocatorOptions& device_options, int region_quantum_mb) {
-  // Only capturing threads allocate, so the pool never needs a cross-thread sync; if it asked for
-  // one during a capture that would be a bug, so say so instead of hanging.
-  allocator_ = std::make_unique<CuMemoryAllocator>(
-      PoolOptions(device_options, region_quantum_mb),
-      NewDeviceAllocatorUpstream(device_options.upstream, [] {
-        CUCTX_ERR << "a CUDA graph's memory pool asked for a cross-thread sync";
-      }));
+  // The caching allocator syncs before it gives a block freed by one thread to another, for the
+  // freeing thread's pending work. A pool's memory is used by graph replays, whose order is the
+  // pool's rule (its graphs never run at the same time), and it is handed out only inside
+  // captures, where a sync is not allowed: so there is nothing to wait for here. (A block that
+  // escaped a capture and was freed by another thread whose stream still works on it could be
+  // reused by a later capture; replays of that capture start after the user's own work on the
+  // block only if the user orders them, as for any memory freed while in use.)
+  allocator_ = std::make_unique<CuMemoryAllocator>(PoolOptions(device_options, region_quantum_mb),
+                                                   NewDeviceAllocatorUpstream(device_options.upstream, [] {}));
 }
 
 CapturePool::~CapturePool() = default;

@@ -67,6 +67,9 @@ inline bool ThreadStreamCapturing() noexcept {
 }
 // How the check runs: "cupti" (the watch), "query" (the driver at every call) or "off".
 const char* CaptureWatchMode();
+// Starts the watch (once per process; the device registry calls it when it sets a device up,
+// before any capture can run there). Never throws.
+void StartCaptureWatch() noexcept;
 
 // Marks, for its lifetime, a capture running on `device` (-1: a CPU-mode capture, which involves
 // no device): waits while a device-wide call of that device runs, then counts the capture in.

@@ -152,7 +152,9 @@ TEST(CuGraphForeignTest, RawCaptureTemporariesNeverLandOnLaterEagerMemory) {
           mode);
       EXPECT_EQ(internal::ForeignPoolsAlive(), alive + 1);
       ASSERT_EQ(cudaStreamSynchronize(cudaStreamPerThread), cudaSuccess);
-      EXPECT_LT(FreeDeviceBytes() + 48 * kMiB, before) << "the graph's 64 MiB should be in use";
+      if (test::FreeMemoryReadingsReliable()) {
+        EXPECT_LT(FreeDeviceBytes() + 48 * kMiB, before) << "the graph's 64 MiB should be in use";
+      }
       // Eager memory made after the capture, then 20 replays.
       const auto eager = FilledEager(7.0f);
       for (int i = 0; i < 20; ++i) graph.Launch();
@@ -166,8 +168,10 @@ TEST(CuGraphForeignTest, RawCaptureTemporariesNeverLandOnLaterEagerMemory) {
     // The eager matrices made after the capture went to the eager cache; give that back too.
     CuDevice::Instantiate().Allocator()->ReleaseCachedMemory();
     const size_t after = FreeDeviceBytes();
-    EXPECT_GE(after + kFreeSlack, before)
-        << "before " << before / kMiB << " MiB free, after the graph went " << after / kMiB;
+    if (test::FreeMemoryReadingsReliable()) {
+      EXPECT_GE(after + kFreeSlack, before)
+          << "before " << before / kMiB << " MiB free, after the graph went " << after / kMiB;
+    }
   }
 #endif
 }

@@ -219,11 +219,15 @@ TEST(CuGraphMemoryTest, DestroyedGraphGivesItsMemoryBack) {
     EXPECT_GE(graph.MemoryBytes(), 64 * kMiB);
     graph.Launch();
     const size_t during = FreeDeviceBytes();
-    EXPECT_LT(during + 32 * kMiB, before) << "the pool's 64 MiB should be in use";
+    if (test::FreeMemoryReadingsReliable()) {
+      EXPECT_LT(during + 32 * kMiB, before) << "the pool's 64 MiB should be in use";
+    }
   }
   const size_t after = FreeDeviceBytes();
-  EXPECT_GE(after + kFreeSlack, before)
-      << "before " << before / kMiB << " MiB free, after destruction " << after / kMiB;
+  if (test::FreeMemoryReadingsReliable()) {
+    EXPECT_GE(after + kFreeSlack, before)
+        << "before " << before / kMiB << " MiB free, after destruction " << after / kMiB;
+  }
 #endif
 }
 
@@ -254,8 +258,10 @@ TEST(CuGraphMemoryTest, AbandonedCaptureGivesItsMemoryBack) {
                  Error);
   }
   const size_t after_sum = FreeDeviceBytes();
-  EXPECT_GE(after_sum + kFreeSlack, before)
-      << "before " << before / kMiB << " MiB free, after the failed capture " << after_sum / kMiB;
+  if (test::FreeMemoryReadingsReliable()) {
+    EXPECT_GE(after_sum + kFreeSlack, before)
+        << "before " << before / kMiB << " MiB free, after the failed capture " << after_sum / kMiB;
+  }
   EXPECT_FALSE(CuGraph::Capturing());
 #endif
 }
@@ -279,8 +285,10 @@ TEST(CuGraphMemoryTest, ConstructorThrowingInsideACaptureLeavesNoMemoryBehind) {
     EXPECT_THROW(test::CaptureOwned([&] { CuVector<float> from_host(host_vec); }, &pool), Error);
   }
   const size_t after = FreeDeviceBytes();
-  EXPECT_GE(after + kFreeSlack, before)
-      << "before " << before / kMiB << " MiB free, after the failed captures " << after / kMiB;
+  if (test::FreeMemoryReadingsReliable()) {
+    EXPECT_GE(after + kFreeSlack, before)
+        << "before " << before / kMiB << " MiB free, after the failed captures " << after / kMiB;
+  }
   EXPECT_FALSE(CuGraph::Capturing());
 #endif
 }
