@@ -205,8 +205,8 @@ void CaptureCheckBenchmarks(Table* table) {
   using IsCapturingFn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  CUCTX_CUDA_CHECK(
-      cudaGetDriverEntryPointByVersion("cuStreamIsCapturing", &fn, 12000, cudaEnableDefault, &found));
+  CUCTX_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuStreamIsCapturing", &fn, 12000,
+                                                    cudaEnableDefault, &found));
   CUCTX_CHECK(fn != nullptr && found == cudaDriverEntryPointSuccess) << "no cuStreamIsCapturing";
   const auto driver = reinterpret_cast<IsCapturingFn>(fn);
   CuDevice::Instantiate().Free(CuDevice::Instantiate().Malloc(256));  // context current
@@ -670,10 +670,10 @@ int main(int argc, char* argv[]) {
     if (threads < 1 || threads > 256)
       throw ToolUsageError("--threads must be in [1, 256], got " + std::to_string(threads));
     if (copy_mb < 1) throw ToolUsageError("--copy-mb must be >= 1, got " + std::to_string(copy_mb));
-    if (!only.empty() && only != "pair" && only != "replay" && only != "growth" && only != "copy" && only != "capture" &&
-        only != "thread")
-      throw ToolUsageError("--only must be pair, capture, replay, growth, copy or thread, got '" + only +
-                           "'");
+    if (!only.empty() && only != "pair" && only != "replay" && only != "growth" && only != "copy" &&
+        only != "capture" && only != "thread")
+      throw ToolUsageError("--only must be pair, capture, replay, growth, copy or thread, got '" +
+                           only + "'");
     RequireToolGpu(args);
     CuDevice& device = CuDevice::Instantiate();
     device.AllowMultithreading();

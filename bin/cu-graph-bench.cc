@@ -257,7 +257,8 @@ void RunBuckets(const std::string& label, const std::vector<MatrixIndexT>& rows,
     const std::string name = label + ", " + modes[i].name;
     const bool is_default = modes[i].memory == CuGraph::DefaultMemory() && !modes[i].largest_first;
     char target[32] = "";
-    if (is_default && memory_target > 0) std::snprintf(target, sizeof(target), "<= %.2f", memory_target);
+    if (is_default && memory_target > 0)
+      std::snprintf(target, sizeof(target), "<= %.2f", memory_target);
     table->Add({"buckets", name, "MiB all", r.all_mib, "largest graph alone", r.largest_mib,
                 r.all_mib / std::max(r.largest_mib, 1e-9), target});
     table->Add({"buckets", name, "us/layer", r.replay_us * per_layer, "eager, same steps",
@@ -265,10 +266,10 @@ void RunBuckets(const std::string& label, const std::vector<MatrixIndexT>& rows,
     table->Add({"buckets", name, "us/layer", r.replay_us * per_layer, "private-pool graphs",
                 priv.replay_us * per_layer, priv.replay_us / r.replay_us,
                 is_default ? ">= 0.95" : ""});
-    std::printf("    %s: %d graphs hold %.1f MiB of the device (largest alone %.1f MiB), driver "
-                "graph memory reserved %.1f MiB; a round of replays %.1f us, eager %.1f us\n",
-                name.c_str(), n, r.all_mib, r.largest_mib, r.driver_reserved_mib, r.replay_us,
-                eager_us);
+    std::printf(
+        "    %s: %d graphs hold %.1f MiB of the device (largest alone %.1f MiB), driver "
+        "graph memory reserved %.1f MiB; a round of replays %.1f us, eager %.1f us\n",
+        name.c_str(), n, r.all_mib, r.largest_mib, r.driver_reserved_mib, r.replay_us, eager_us);
   }
 }
 
@@ -325,8 +326,7 @@ void RunRawCapture(Table* table) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   table->Add({"raw capture", "2048^2 temporaries, 20 replays", "eager intact", untouched * 1.0,
-              "eager matrices", 8.0,
-              untouched / 8.0, "8 of 8"});
+              "eager matrices", 8.0, untouched / 8.0, "8 of 8"});
   table->Add({"raw capture", "graph destroyed", "MiB still held", after_mib,
               "MiB held while it lived", held_mib, after_mib <= 2.0 ? 1.0 : 0.0, "~0"});
 }

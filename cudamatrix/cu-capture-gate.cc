@@ -17,10 +17,10 @@
 
 #include <cuda.h>
 #include <cuda_runtime.h>
-#include <cupti.h>
-#include <dlfcn.h>
 
 #include <cstdlib>
+#include <cupti.h>
+#include <dlfcn.h>
 #include <string>
 #endif
 
@@ -146,7 +146,7 @@ int CapturesRunning(int device) {
 
 // ---- the capture watch ------------------------------------------------------------------------
 
-constexpr unsigned kWatchNotStarted = 0xFFFFFFFFu;  // no thread's epoch: every check goes slow
+constexpr unsigned kWatchNotStarted = 0xFFFFFFFFu;   // no thread's epoch: every check goes slow
 constexpr unsigned kWatchQueryAlways = 0xFFFFFFFEu;  // likewise, for good
 constexpr unsigned kWatchOff = 0;                    // every thread's initial epoch: always fast
 constexpr unsigned kWatchRunning = 1;

@@ -36,8 +36,9 @@ CapturePool::CapturePool(const CuAllocatorOptions& device_options, int region_qu
   // escaped a capture and was freed by another thread whose stream still works on it could be
   // reused by a later capture; replays of that capture start after the user's own work on the
   // block only if the user orders them, as for any memory freed while in use.)
-  allocator_ = std::make_unique<CuMemoryAllocator>(PoolOptions(device_options, region_quantum_mb),
-                                                   NewDeviceAllocatorUpstream(device_options.upstream, [] {}));
+  allocator_ = std::make_unique<CuMemoryAllocator>(
+      PoolOptions(device_options, region_quantum_mb),
+      NewDeviceAllocatorUpstream(device_options.upstream, [] {}));
 }
 
 CapturePool::~CapturePool() = default;

@@ -11,6 +11,7 @@
 #include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-capture-pool.h"
 #include "cudamatrix/internal/cu-foreign-capture.h"
+#include "cudamatrix/internal/cu-graph-nodes.h"
 #include "cudamatrix/internal/cu-lock-order.h"
 #include "cudamatrix/internal/cu-storage.h"
 
@@ -18,10 +19,10 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
-#include <optional>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -47,110 +48,6 @@ std::atomic<int> g_default_memory{0};
 
 #if CUCTX_HAVE_CUDA
 namespace {
-
-constexpr size_t kNodeAlign = 256;  // the caching allocator's alignment (cu-allocator.h)
-
-size_t RoundUpNode(size_t n) { return (n + kNodeAlign - 1) / kNodeAlign * kNodeAlign; }
-
-// One kNodes graph's bookkeeping for the allocations that escaped its capture: its launches, and
-// the escaped allocations freed by their users (with the launch count then), which a later launch
-// allocated again (cudaGraphInstantiateFlagAutoFreeOnLaunch) and the graph's destruction frees.
-struct NodeGraphRecord {
-  std::atomic<uint64> launches{0};
-  bool abandoned = false;  // the capture failed: its allocations never existed
-  std::vector<std::pair<void*, uint64>> freed;  // guarded by NodeMemory's mutex
-};
-
-// The escaped allocations of every kNodes graph: CuDevice::Free finds them here (through the
-// scoped-memory owner list) and frees them with cudaFreeAsync. Registered once, never retired.
-class NodeMemory : public internal::ScopedMemoryOwner {
- public:
-  static NodeMemory& Get() {
-    static NodeMemory* m = [] {
-      auto owner = std::make_shared<NodeMemory>();
-      NodeMemory* raw = owner.get();
-      internal::RegisterScopedMemoryOwner(std::move(owner));
-      return raw;
-    }();
-    return *m;
-  }
-  void Add(void* p, const std::shared_ptr<NodeGraphRecord>& graph) {
-    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
-    live_[p] = graph;
-  }
-  bool FreeIfOwned(void* p) override {
-    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
-    auto it = live_.find(p);
-    if (it == live_.end()) return false;
-    std::shared_ptr<NodeGraphRecord> graph = std::move(it->second);
-    live_.erase(it);
-    if (graph->abandoned) return true;
-    graph->freed.emplace_back(p, graph->launches.load(std::memory_order_relaxed));
-    CUCTX_CUDA_CHECK(cudaFreeAsync(p, cudaStreamPerThread));
-    return true;
-  }
-  bool Unused() override { return false; }
-  // After the graph's executable form is destroyed (and the device idle): frees the escaped
-  // allocations that a launch allocated again after their users had freed them.
-  void GraphGone(NodeGraphRecord* graph) {
-    std::vector<void*> again;
-    {
-      internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
-      const uint64 launches = graph->launches.load(std::memory_order_relaxed);
-      for (const auto& f : graph->freed)
-        if (launches > f.second) again.push_back(f.first);
-      graph->freed.clear();
-    }
-    for (void* p : again)
-      if (cudaFreeAsync(p, cudaStreamPerThread) != cudaSuccess) (void)cudaGetLastError();
-  }
-
- private:
-  std::mutex mutex_;  // lock order: kScopeLock
-  std::unordered_map<void*, std::shared_ptr<NodeGraphRecord>> live_;
-};
-
-// kNodes: the capturing thread's allocations become graph allocation nodes, its frees of them
-// free nodes; eager memory it frees is adopted (kept until the graph goes).
-class NodeCaptureScope : public internal::AllocationScope {
- public:
-  explicit NodeCaptureScope(std::vector<void*>* adopted) : adopted_(adopted) {}
-  void* Malloc(size_t bytes) override {
-    if (bytes == 0) return nullptr;
-    void* p = nullptr;
-    CUCTX_CUDA_CHECK(cudaMallocAsync(&p, RoundUpNode(bytes), cudaStreamPerThread));
-    live_[p] = RoundUpNode(bytes);
-    bytes_ += RoundUpNode(bytes);
-    return p;
-  }
-  void* MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) override {
-    CUCTX_CHECK(pitch != nullptr);
-    *pitch = RoundUpNode(row_bytes);
-    if (row_bytes == 0 || num_rows == 0) return nullptr;
-    CUCTX_CHECK(num_rows <= (size_t{1} << 62) / *pitch)
-        << "CuDevice::MallocPitch: " << num_rows << " rows of " << row_bytes << " bytes overflow";
-    return Malloc(*pitch * num_rows);
-  }
-  bool Free(void* ptr) override {
-    auto it = live_.find(ptr);
-    if (it == live_.end()) {
-      adopted_->push_back(ptr);
-      return true;
-    }
-    live_.erase(it);
-    // Never throws: frees also come from destructors unwinding a failed capture.
-    if (cudaFreeAsync(ptr, cudaStreamPerThread) != cudaSuccess) (void)cudaGetLastError();
-    return true;
-  }
-  // The allocations not freed inside the capture (they escape it) and the total allocated.
-  const std::unordered_map<void*, size_t>& Live() const { return live_; }
-  size_t Bytes() const { return bytes_; }
-
- private:
-  std::vector<void*>* adopted_;
-  std::unordered_map<void*, size_t> live_;
-  size_t bytes_ = 0;
-};
 
 // kPrivatePool and kSharedPool: the capturing thread's allocations go to the pool; eager memory
 // (or another pool's) that it frees is adopted.
@@ -267,10 +164,10 @@ struct CuGraph::State {
 #if CUCTX_HAVE_CUDA
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  std::shared_ptr<internal::CapturePool> private_pool;  // kPrivatePool
-  std::shared_ptr<CuGraphPool::State> shared;           // kSharedPool
+  std::shared_ptr<internal::CapturePool> private_pool;      // kPrivatePool
+  std::shared_ptr<CuGraphPool::State> shared;               // kSharedPool
   std::shared_ptr<internal::CapturePool::Escapes> escapes;  // kSharedPool: its escaped memory
-  std::shared_ptr<NodeGraphRecord> nodes;               // kNodes
+  std::shared_ptr<internal::NodeGraphRecord> nodes;         // kNodes
   size_t node_bytes = 0;
   std::vector<void*> adopted;  // eager (or other graphs') memory freed during the capture
   size_t num_nodes = 0;
@@ -302,7 +199,7 @@ struct CuGraph::State {
     if (graph != nullptr) CUCTX_CUDA_CHECK_NOTHROW(cudaGraphDestroy(graph));
     try {
       if (nodes != nullptr && !nodes->abandoned) {
-        NodeMemory::Get().GraphGone(nodes.get());
+        internal::NodeMemory::Get().GraphGone(nodes.get());
         // The physical memory no other graph uses goes back to the device.
         internal::OutsideCapturesToRelease(device, [this] {
           internal::DeviceScope scope(device);
@@ -407,7 +304,7 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
   State& st = *g.state_;
   st.device = internal::ThreadDevice();
   std::unique_ptr<internal::AllocationScope> scope;
-  NodeCaptureScope* node_scope = nullptr;
+  internal::NodeCaptureScope* node_scope = nullptr;
   PoolCaptureScope* pool_scope = nullptr;
   struct CaptureDone {  // a shared pool is free for the next capture once this one ends
     CuGraphPool::State* pool = nullptr;
@@ -448,8 +345,8 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
       break;
     }
     case CuGraphMemory::kNodes: {
-      st.nodes = std::make_shared<NodeGraphRecord>();
-      auto s = std::make_unique<NodeCaptureScope>(&st.adopted);
+      st.nodes = std::make_shared<internal::NodeGraphRecord>();
+      auto s = std::make_unique<internal::NodeCaptureScope>(&st.adopted);
       node_scope = s.get();
       scope = std::move(s);
       break;
@@ -481,7 +378,7 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
       if (node_scope != nullptr) {
         // Its allocations never existed; frees of those that escaped are no-ops.
         st.nodes->abandoned = true;
-        for (const auto& a : node_scope->Live()) NodeMemory::Get().Add(a.first, st.nodes);
+        for (const auto& a : node_scope->Live()) internal::NodeMemory::Get().Add(a.first, st.nodes);
       }
       throw;  // ~State gives back the eager memory `body` freed, and the pool once unused
     }
@@ -490,7 +387,7 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
       (void)cudaGetLastError();
       if (node_scope != nullptr) {
         st.nodes->abandoned = true;
-        for (const auto& a : node_scope->Live()) NodeMemory::Get().Add(a.first, st.nodes);
+        for (const auto& a : node_scope->Live()) internal::NodeMemory::Get().Add(a.first, st.nodes);
       }
       CUCTX_ERR << "CuGraph::Capture: CUDA rejected the capture (" << cudaGetErrorName(e) << ": "
                 << cudaGetErrorString(e)
@@ -501,7 +398,7 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
   }
   if (node_scope != nullptr) {
     st.node_bytes = node_scope->Bytes();
-    for (const auto& a : node_scope->Live()) NodeMemory::Get().Add(a.first, st.nodes);
+    for (const auto& a : node_scope->Live()) internal::NodeMemory::Get().Add(a.first, st.nodes);
   }
   if (pool_scope != nullptr) st.shared->pool->MarkEscaped(pool_scope->Escaping(), st.escapes);
   CUCTX_CUDA_CHECK(cudaGraphGetNodes(st.graph, nullptr, &st.num_nodes));

@@ -20,8 +20,8 @@
 #include "tests/testing.h"
 
 #include <chrono>
-#include <cstdio>
 #include <cstddef>
+#include <cstdio>
 #include <gtest/gtest.h>
 #include <memory>
 #include <string>
@@ -120,9 +120,8 @@ TEST(CuGraphForeignTest, RawCaptureTemporariesNeverLandOnLaterEagerMemory) {
   CUCTX_REQUIRE_GPU();
 #if CUCTX_HAVE_CUDA
   std::printf("capture watch: %s\n", internal::CaptureWatchMode());
-  for (cudaStreamCaptureMode mode :
-       {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal,
-        cudaStreamCaptureModeRelaxed}) {
+  for (cudaStreamCaptureMode mode : {cudaStreamCaptureModeGlobal, cudaStreamCaptureModeThreadLocal,
+                                     cudaStreamCaptureModeRelaxed}) {
     SCOPED_TRACE("capture mode " + std::to_string(static_cast<int>(mode)));
     test::Rng rng = test::MakeRng();
     const Matrix<float> hx = test::RandomMatrix<float>(512, 512, &rng);

@@ -82,8 +82,8 @@ TEST(CuGraphSharingTest, GraphsOfOnePoolReuseItsMemory) {
   if (test::GpuEnabled()) {
     EXPECT_GT(first, 0u);
     // One cuBLAS workspace and the largest graph's temporaries serve all eight.
-    EXPECT_EQ(pool.MemoryBytes(), first) << "first " << first / kMiB << " MiB, all "
-                                         << pool.MemoryBytes() / kMiB << " MiB";
+    EXPECT_EQ(pool.MemoryBytes(), first)
+        << "first " << first / kMiB << " MiB, all " << pool.MemoryBytes() / kMiB << " MiB";
     EXPECT_EQ(graphs[3].MemoryBytes(), pool.MemoryBytes());
   } else {
     EXPECT_EQ(pool.MemoryBytes(), 0u);
