@@ -19,6 +19,7 @@
 #include "cutool/tool.h"
 
 #include <cublas_v2.h>
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -193,6 +194,52 @@ void PairBenchmarks(const std::vector<size_t>& sizes, int max_threads, double bu
                     k.pairs_per_second / b.pairs_per_second, ""});
     }
   }
+}
+
+// ---- capture checks ---------------------------------------------------------------------------
+
+// What the queries cost that tell whether the calling thread's stream is being captured (CuDevice's
+// Malloc/Free ask the driver's cuStreamIsCapturing once each, so that a capture begun outside
+// cuctx gets its own pool): nanoseconds per call, median of 5 batches of 1M calls.
+void CaptureCheckBenchmarks(Table* table) {
+  using IsCapturingFn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  CUCTX_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuStreamIsCapturing", &fn, 12000,
+                                                    cudaEnableDefault, &found));
+  CUCTX_CHECK(fn != nullptr && found == cudaDriverEntryPointSuccess) << "no cuStreamIsCapturing";
+  const auto driver = reinterpret_cast<IsCapturingFn>(fn);
+  CuDevice::Instantiate().Free(CuDevice::Instantiate().Malloc(256));  // context current
+  auto time_ns = [](const std::function<int()>& call) {
+    constexpr int kCalls = 1000000;
+    std::vector<double> t;
+    int sink = 0;
+    for (int r = 0; r < 5; ++r) {
+      const double t0 = Now();
+      for (int i = 0; i < kCalls; ++i) sink += call();
+      t.push_back((Now() - t0) * 1e9 / kCalls);
+    }
+    if (sink == -1) std::printf("(never)\n");
+    return bench::Percentile(t, 0.5);
+  };
+  const double d = time_ns([driver] {
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    return static_cast<int>(driver(CU_STREAM_PER_THREAD, &st)) + static_cast<int>(st);
+  });
+  const double rt = time_ns([] {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    return static_cast<int>(cudaStreamIsCapturing(cudaStreamPerThread, &st)) + static_cast<int>(st);
+  });
+  const double info = time_ns([] {
+    cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    return static_cast<int>(cudaStreamGetCaptureInfo(cudaStreamPerThread, &st, &id)) +
+           static_cast<int>(st);
+  });
+  table->Add({"capture", "cuStreamIsCapturing", "ns/call", d, "cudaStreamIsCapturing", rt, rt / d,
+              "<= 5 ns"});
+  table->Add({"capture", "cuStreamIsCapturing", "ns/call", d, "cudaStreamGetCaptureInfo", info,
+              info / d, ""});
 }
 
 // ---- trace replays -----------------------------------------------------------------------------
@@ -617,16 +664,16 @@ int main(int argc, char* argv[]) {
     po->Register("budget", &budget, "seconds spent per pair-latency case at most");
     po->Register("csv", &csv, "print the final table as CSV");
     po->Register("only", &only,
-                 "run one group: pair, replay, growth, copy or thread (default all)");
+                 "run one group: pair, capture, replay, growth, copy or thread (default all)");
   };
   auto body = [&](const ToolArgs& args) {
     if (threads < 1 || threads > 256)
       throw ToolUsageError("--threads must be in [1, 256], got " + std::to_string(threads));
     if (copy_mb < 1) throw ToolUsageError("--copy-mb must be >= 1, got " + std::to_string(copy_mb));
     if (!only.empty() && only != "pair" && only != "replay" && only != "growth" && only != "copy" &&
-        only != "thread")
-      throw ToolUsageError("--only must be pair, replay, growth, copy or thread, got '" + only +
-                           "'");
+        only != "capture" && only != "thread")
+      throw ToolUsageError("--only must be pair, capture, replay, growth, copy or thread, got '" +
+                           only + "'");
     RequireToolGpu(args);
     CuDevice& device = CuDevice::Instantiate();
     device.AllowMultithreading();
@@ -642,6 +689,7 @@ int main(int argc, char* argv[]) {
       std::vector<size_t> sizes = {256, 4096, 65536, 1u << 20, 16u << 20, 256u << 20};
       PairBenchmarks(sizes, threads, budget, &table);
     }
+    if (only.empty() || only == "capture") CaptureCheckBenchmarks(&table);
     if (only.empty() || only == "replay") ReplayBenchmarks(traces, &table);
     if (only.empty() || only == "growth") GrowthBenchmarks(&table);
     if (only.empty() || only == "copy") CopyBenchmarks(static_cast<size_t>(copy_mb) << 20, &table);

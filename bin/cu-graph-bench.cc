@@ -22,9 +22,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace cuctx {
@@ -125,6 +127,210 @@ void RunSize(MatrixIndexT rows, MatrixIndexT dim, int layers, double budget_s, T
       CuDevice::Instantiate().Properties().major >= 9 ? "32 MiB" : "4 MiB", eager_peak / 1048576.0);
 }
 
+// ---- buckets: B graphs of the same step for B minibatch sizes ----------------------------------
+
+// Device memory in use on the calling thread's device, as the driver reports it.
+size_t UsedDeviceBytes() {
+  size_t free_bytes = 0, total_bytes = 0;
+  CUCTX_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return total_bytes - free_bytes;
+}
+
+// One way of holding the graphs' memory, as the bench runs it.
+struct BucketMode {
+  std::string name;
+  CuGraphMemory memory;
+  bool largest_first;  // capture order (kSharedPool: a pool's rule is to capture largest first)
+};
+
+struct BucketResult {
+  double all_mib = 0, largest_mib = 0;  // device memory of all graphs, of the largest alone
+  double replay_us = 0;                 // one round: every graph launched once
+  double driver_reserved_mib = 0;       // kNodes: the driver's graph memory after the round
+};
+
+// The graphs of `rows` (one per size) in `mode`; `static_outputs`: every bucket's outputs are
+// allocated before its capture (as a server keeps its output buffers), so the graphs allocate only
+// temporaries; otherwise the step allocates its outputs inside and they escape the capture.
+BucketResult RunBucketMode(const BucketMode& mode, const std::vector<MatrixIndexT>& rows,
+                           const Net& net, const std::vector<CuMatrix<float>>& xs,
+                           bool static_outputs, int rounds) {
+  const MatrixIndexT dim = xs[0].NumCols();
+  const int layers = static_cast<int>(net.w.size());
+  const size_t n = rows.size();
+  auto fresh_outputs = [&](std::vector<StepOutput>* outs) {
+    outs->clear();
+    outs->resize(n);
+    if (!static_outputs) return;
+    for (size_t b = 0; b < n; ++b) {
+      (*outs)[b].top.Resize(rows[b], dim, kUndefined);
+      (*outs)[b].dw.resize(layers);
+      for (auto& dw : (*outs)[b].dw) dw.Resize(dim, dim, kUndefined);
+    }
+  };
+  std::vector<size_t> order(n);
+  for (size_t b = 0; b < n; ++b) order[b] = mode.largest_first ? n - 1 - b : b;
+  auto capture = [&](size_t b, std::vector<StepOutput>* outs, CuGraphPool* pool) {
+    auto body = [&, b] { Step(net, xs[b], &(*outs)[b]); };
+    return mode.memory == CuGraphMemory::kSharedPool ? CuGraph::Capture(body, *pool)
+                                                     : CuGraph::Capture(body, mode.memory);
+  };
+  BucketResult r;
+  std::vector<StepOutput> outs;
+  {
+    // All graphs, captured in order, each launched once.
+    fresh_outputs(&outs);
+    CuGraph::ReleaseUnusedMemory();
+    const size_t base = UsedDeviceBytes();
+    CuGraphPool pool;
+    std::vector<CuGraph> graphs(n);
+    for (size_t b : order) graphs[b] = capture(b, &outs, &pool);
+    for (size_t b = 0; b < n; ++b) graphs[b].Launch();
+    CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+    r.all_mib = (static_cast<double>(UsedDeviceBytes()) - base) / 1048576.0;
+    r.driver_reserved_mib = CuGraph::DeviceGraphMemory().reserved / 1048576.0;
+    // Replay rounds (the buckets in turn, as requests of every size come in).
+    std::vector<double> t;
+    for (int k = 0; k < 5; ++k) {
+      CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+      const double t0 = Now();
+      for (int i = 0; i < rounds; ++i)
+        for (size_t b = 0; b < n; ++b) graphs[b].Launch();
+      CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+      t.push_back((Now() - t0) * 1e6 / rounds);
+    }
+    r.replay_us = bench::Percentile(t, 0.5);
+  }
+  outs.clear();
+  {
+    // The largest alone.
+    fresh_outputs(&outs);
+    CuGraph::ReleaseUnusedMemory();
+    const size_t base = UsedDeviceBytes();
+    CuGraphPool pool;
+    CuGraph g = capture(n - 1, &outs, &pool);
+    g.Launch();
+    CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+    r.largest_mib = (static_cast<double>(UsedDeviceBytes()) - base) / 1048576.0;
+  }
+  outs.clear();
+  CuGraph::ReleaseUnusedMemory();
+  return r;
+}
+
+void RunBuckets(const std::string& label, const std::vector<MatrixIndexT>& rows, MatrixIndexT dim,
+                int layers, bool static_outputs, double memory_target, Table* table) {
+  Net net = MakeNet(dim, layers);
+  std::vector<CuMatrix<float>> xs;
+  for (MatrixIndexT r : rows) {
+    xs.emplace_back(r, dim, kUndefined);
+    xs.back().SetRandn();
+  }
+  const int n = static_cast<int>(rows.size());
+  // Warm-up: the thread's eager cuBLAS workspace, handles, kernels, one graph of each mode.
+  for (CuGraphMemory m :
+       {CuGraphMemory::kNodes, CuGraphMemory::kPrivatePool, CuGraphMemory::kSharedPool}) {
+    StepOutput o;
+    CuGraph g = CuGraph::Capture([&] { Step(net, xs[0], &o); }, m);
+    g.Launch();
+  }
+  // Eager: every bucket's step once per round.
+  std::vector<StepOutput> eager_out(rows.size());
+  const int rounds = 20;
+  const double eager_us = TimeUs(5, rounds, [&] {
+    for (int b = 0; b < n; ++b) Step(net, xs[b], &eager_out[b]);
+  });
+  eager_out.clear();
+  const std::vector<BucketMode> modes = {
+      {"nodes", CuGraphMemory::kNodes, false},
+      {"shared, largest first", CuGraphMemory::kSharedPool, true},
+      {"shared, smallest first", CuGraphMemory::kSharedPool, false},
+      {"private", CuGraphMemory::kPrivatePool, false},
+  };
+  std::vector<BucketResult> results;
+  for (const BucketMode& m : modes)
+    results.push_back(RunBucketMode(m, rows, net, xs, static_outputs, rounds));
+  const BucketResult& priv = results.back();
+  const double per_layer = 1.0 / (n * layers);
+  for (size_t i = 0; i < modes.size(); ++i) {
+    const BucketResult& r = results[i];
+    const std::string name = label + ", " + modes[i].name;
+    const bool is_default = modes[i].memory == CuGraph::DefaultMemory() && !modes[i].largest_first;
+    char target[32] = "";
+    if (is_default && memory_target > 0)
+      std::snprintf(target, sizeof(target), "<= %.2f", memory_target);
+    table->Add({"buckets", name, "MiB all", r.all_mib, "largest graph alone", r.largest_mib,
+                r.all_mib / std::max(r.largest_mib, 1e-9), target});
+    table->Add({"buckets", name, "us/layer", r.replay_us * per_layer, "eager, same steps",
+                eager_us * per_layer, eager_us / r.replay_us, ""});
+    table->Add({"buckets", name, "us/layer", r.replay_us * per_layer, "private-pool graphs",
+                priv.replay_us * per_layer, priv.replay_us / r.replay_us,
+                is_default ? ">= 0.95" : ""});
+    std::printf(
+        "    %s: %d graphs hold %.1f MiB of the device (largest alone %.1f MiB), driver "
+        "graph memory reserved %.1f MiB; a round of replays %.1f us, eager %.1f us\n",
+        name.c_str(), n, r.all_mib, r.largest_mib, r.driver_reserved_mib, r.replay_us, eager_us);
+  }
+}
+
+// ---- a capture begun outside cuctx ------------------------------------------------------------
+
+// cudaStreamBeginCapture around Cu code that creates temporaries, then 20 replays with eager
+// matrices allocated after the capture: are they untouched, and does the graph's memory go back
+// when the graph is destroyed?
+void RunRawCapture(Table* table) {
+  const MatrixIndexT n = 2048;
+  CuMatrix<float> x(n, n, kUndefined), y(n, n, kUndefined);
+  x.SetRandn();
+  {
+    CuMatrix<float> warm(x);
+    warm.Scale(2.0f);
+  }
+  CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
+  CuMemoryAllocator* eager_allocator = CuDevice::Instantiate().Allocator();
+  eager_allocator->ReleaseCachedMemory();
+  const size_t before = UsedDeviceBytes();
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  CUCTX_CUDA_CHECK(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < 8; ++i) {
+    CuMatrix<float> t(x);
+    t.Scale(2.0f);
+    CuMatrix<float> u(n, n, kUndefined);
+    u.Set(static_cast<float>(-i));
+    y.CopyFromMat(t);
+  }
+  CUCTX_CUDA_CHECK(cudaStreamEndCapture(cudaStreamPerThread, &graph));
+  CUCTX_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  std::vector<CuMatrix<float>> eager;
+  for (int i = 0; i < 8; ++i) {
+    eager.emplace_back(n, n, kUndefined);
+    eager.back().Set(7.0f);
+  }
+  for (int i = 0; i < 20; ++i) CUCTX_CUDA_CHECK(cudaGraphLaunch(exec, cudaStreamPerThread));
+  CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+  int untouched = 0;
+  for (const auto& m : eager) untouched += m.Max() == 7.0f && m.Min() == 7.0f;
+  eager.clear();
+  eager_allocator->ReleaseCachedMemory();  // the eager matrices' memory is not the graph's
+  const double held_mib = (static_cast<double>(UsedDeviceBytes()) - before) / 1048576.0;
+  CUCTX_CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUCTX_CUDA_CHECK(cudaGraphDestroy(graph));
+  // CUDA releases the graph's user objects asynchronously; the next allocation or this call
+  // gives the pool back once it has.
+  double after_mib = 0;
+  for (int i = 0; i < 200; ++i) {
+    CuGraph::ReleaseUnusedMemory();
+    after_mib = (static_cast<double>(UsedDeviceBytes()) - before) / 1048576.0;
+    if (after_mib < 1.0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  table->Add({"raw capture", "2048^2 temporaries, 20 replays", "eager intact", untouched * 1.0,
+              "eager matrices", 8.0, untouched / 8.0, "8 of 8"});
+  table->Add({"raw capture", "graph destroyed", "MiB still held", after_mib,
+              "MiB held while it lived", held_mib, after_mib <= 2.0 ? 1.0 : 0.0, "~0"});
+}
+
 }  // namespace
 }  // namespace cuctx
 
@@ -140,10 +346,12 @@ int main(int argc, char* argv[]) {
   int32 layers = 8;
   double budget = 1.0;
   bool csv = false;
+  std::string only;
   auto register_options = [&](ParseOptions* po) {
     po->Register("layers", &layers, "layers in the step");
     po->Register("budget", &budget, "seconds spent per size at most (roughly)");
     po->Register("csv", &csv, "print the final table as CSV");
+    po->Register("only", &only, "run one group: sizes, buckets or raw (default all)");
   };
   auto body = [&](const ToolArgs& args) {
     if (layers < 1 || layers > 64)
@@ -152,10 +360,25 @@ int main(int argc, char* argv[]) {
     const CuDeviceProperties& p = CuDevice::Instantiate().Properties();
     std::printf("cu-graph-bench: %s (cc %d.%d), driver %d, runtime %d, %d layers\n", p.name.c_str(),
                 p.major, p.minor, p.driver_version, p.runtime_version, layers);
+    if (!only.empty() && only != "sizes" && only != "buckets" && only != "raw")
+      throw ToolUsageError("--only must be sizes, buckets or raw, got '" + only + "'");
+    std::printf("graph memory by default: %s\n", CuGraph::MemoryName(CuGraph::DefaultMemory()));
     Table table;
-    RunSize(32, 256, layers, budget, &table);
-    RunSize(128, 1024, layers, budget, &table);
-    RunSize(512, 2048, layers, budget, &table);
+    if (only.empty() || only == "sizes") {
+      RunSize(32, 256, layers, budget, &table);
+      RunSize(128, 1024, layers, budget, &table);
+      RunSize(512, 2048, layers, budget, &table);
+    }
+    if (only.empty() || only == "buckets") {
+      std::vector<MatrixIndexT> small, large;
+      for (MatrixIndexT r = 32; r <= 512; r += 32) small.push_back(r);
+      for (MatrixIndexT r = 128; r <= 1024; r += 128) large.push_back(r);
+      RunBuckets("16x(32..512)x256, outputs preallocated", small, 256, layers, true, 1.25, &table);
+      RunBuckets("16x(32..512)x256, outputs inside", small, 256, layers, false, 0, &table);
+      RunBuckets("8x(128..1024)x1024, outputs preallocated", large, 1024, layers, true, 0, &table);
+      RunBuckets("8x(128..1024)x1024, outputs inside", large, 1024, layers, false, 0, &table);
+    }
+    if (only.empty() || only == "raw") RunRawCapture(&table);
     table.Print(csv);
     return kToolExitOk;
   };

@@ -13,8 +13,15 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/internal/cu-driver.h"
 
+#include <cuda.h>
 #include <cuda_runtime.h>
+
+#include <cstdlib>
+#include <cupti.h>
+#include <dlfcn.h>
+#include <string>
 #endif
 
 namespace cuctx {
@@ -75,6 +82,13 @@ void CheckNotCapturing(const char* op) {
               << ": not allowed while this thread captures a CUDA graph (CuGraph::Capture): it "
                  "waits for the device or copies to or from host memory. Use its device-result "
                  "form, or move it out of the captured code";
+  // A capture begun outside cuctx; only threads that use a GPU can have one.
+  if (ThreadDevice() >= 0 && ThreadStreamCapturing())
+    CUCTX_ERR << op
+              << ": not allowed while this thread captures a CUDA graph (its stream is being "
+                 "captured by a cudaStreamBeginCapture outside cuctx): it waits for the device or "
+                 "copies to or from host memory. Use its device-result form, or move it out of "
+                 "the captured code";
 }
 
 CaptureScope::CaptureScope(int device) : device_(device) {
@@ -130,9 +144,159 @@ int CapturesRunning(int device) {
   return g->captures;
 }
 
+// ---- the capture watch ------------------------------------------------------------------------
+
+constexpr unsigned kWatchNotStarted = 0xFFFFFFFFu;   // no thread's epoch: every check goes slow
+constexpr unsigned kWatchQueryAlways = 0xFFFFFFFEu;  // likewise, for good
+constexpr unsigned kWatchOff = 0;                    // every thread's initial epoch: always fast
+constexpr unsigned kWatchRunning = 1;
+
+std::atomic<unsigned> g_capture_watch_epoch{kWatchNotStarted};
+
 #if CUCTX_HAVE_CUDA
+namespace {
+
+// CUPTI's entry points, loaded at run time so that libcuctx does not link against libcupti.
+using SubscribeFn = CUptiResult (*)(CUpti_SubscriberHandle*, CUpti_CallbackFunc, void*);
+using EnableCallbackFn = CUptiResult (*)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                         CUpti_CallbackId);
+using UnsubscribeFn = CUptiResult (*)(CUpti_SubscriberHandle);
+
+// Runs on the thread that makes the CUDA call, before it returns: mark the thread.
+void CUPTIAPI OnStreamCaptureCall(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {
+  t_thread_state.stream_maybe_captured = true;
+}
+
+// Subscribes to the CUDA calls that can make the calling thread's stream start capturing; false
+// (with nothing left subscribed) when CUPTI cannot be used.
+bool StartCuptiWatch(std::string* why_not) {
+  void* lib = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) lib = dlopen("libcupti.so", RTLD_NOW | RTLD_LOCAL);
+  if (lib == nullptr) {
+    *why_not = "libcupti cannot be loaded";
+    return false;
+  }
+  auto subscribe = reinterpret_cast<SubscribeFn>(dlsym(lib, "cuptiSubscribe"));
+  auto enable = reinterpret_cast<EnableCallbackFn>(dlsym(lib, "cuptiEnableCallback"));
+  auto unsubscribe = reinterpret_cast<UnsubscribeFn>(dlsym(lib, "cuptiUnsubscribe"));
+  if (subscribe == nullptr || enable == nullptr || unsubscribe == nullptr) {
+    *why_not = "libcupti lacks cuptiSubscribe/cuptiEnableCallback";
+    return false;
+  }
+  CUpti_SubscriberHandle subscriber = nullptr;
+  const CUptiResult r = subscribe(&subscriber, &OnStreamCaptureCall, nullptr);
+  if (r != CUPTI_SUCCESS) {
+    *why_not = "cuptiSubscribe failed (" + std::to_string(static_cast<int>(r)) +
+               "; another CUPTI subscriber, such as a profiler or compute-sanitizer?)";
+    return false;
+  }
+  const CUpti_CallbackId driver_calls[] = {
+      CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
+      CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
+      CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
+      CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
+      CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent,
+      CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz,
+  };
+  const CUpti_CallbackId runtime_calls[] = {
+      CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+      CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000,
+      CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030,
+      CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030,
+      CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
+      CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000,
+  };
+  bool ok = true;
+  for (CUpti_CallbackId id : driver_calls)
+    ok = ok && enable(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS;
+  for (CUpti_CallbackId id : runtime_calls)
+    ok = ok && enable(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id) == CUPTI_SUCCESS;
+  if (!ok) {
+    unsubscribe(subscriber);
+    *why_not = "cuptiEnableCallback failed";
+    return false;
+  }
+  return true;  // subscribed for the process's life
+}
+
+void StartWatch() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* env = std::getenv("CUCTX_CAPTURE_WATCH");
+    const std::string mode = env == nullptr ? "cupti" : env;
+    if (mode == "off") {
+      g_capture_watch_epoch.store(kWatchOff, std::memory_order_release);
+      return;
+    }
+    std::string why_not = "CUCTX_CAPTURE_WATCH=" + mode;
+    if (mode == "cupti" && StartCuptiWatch(&why_not)) {
+      g_capture_watch_epoch.store(kWatchRunning, std::memory_order_release);
+      return;
+    }
+    if (mode != "query")
+      CUCTX_VLOG(1) << "capture watch: " << why_not
+                    << "; every Malloc/Free asks the driver whether its stream captures";
+    g_capture_watch_epoch.store(kWatchQueryAlways, std::memory_order_release);
+  });
+}
+
+bool DriverSaysCapturing() noexcept {
+  using IsCapturingFn = CUresult (*)(CUstream, CUstreamCaptureStatus*);
+  // Looked up once; a missing driver leaves it null (nothing can capture then).
+  static const IsCapturingFn is_capturing = [] {
+    IsCapturingFn fn = nullptr;
+    std::string why_not;
+    LoadDriverFunction("cuStreamIsCapturing", &fn, &why_not);
+    return fn;
+  }();
+  if (is_capturing == nullptr) return false;
+  CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+  return is_capturing(CU_STREAM_PER_THREAD, &status) == CUDA_SUCCESS &&
+         status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
+}  // namespace
+
+void StartCaptureWatch() noexcept {
+  try {
+    StartWatch();
+  } catch (...) {
+    g_capture_watch_epoch.store(kWatchQueryAlways, std::memory_order_release);
+  }
+}
+
+bool ThreadStreamCapturingSlow() noexcept {
+  unsigned epoch = g_capture_watch_epoch.load(std::memory_order_acquire);
+  if (epoch == kWatchNotStarted) {
+    StartCaptureWatch();
+    epoch = g_capture_watch_epoch.load(std::memory_order_acquire);
+  }
+  if (epoch == kWatchOff) return false;
+  const bool capturing = DriverSaysCapturing();
+  if (epoch == kWatchRunning) {
+    ThreadState& t = t_thread_state;
+    t.capture_watch_epoch = epoch;
+    t.stream_maybe_captured = capturing;
+  }
+  return capturing;
+}
+
+const char* CaptureWatchMode() {
+  StartCaptureWatch();
+  switch (g_capture_watch_epoch.load(std::memory_order_acquire)) {
+    case kWatchOff:
+      return "off";
+    case kWatchRunning:
+      return "cupti";
+    default:
+      return "query";
+  }
+}
+
 void RunInRelaxedCaptureMode(const std::function<void()>& call) {
-  if (!ThreadCapturing()) {
+  if (!ThreadCapturing() && !ThreadStreamCapturing()) {
     call();
     return;
   }
@@ -145,6 +309,9 @@ void RunInRelaxedCaptureMode(const std::function<void()>& call) {
   call();
 }
 #else
+bool ThreadStreamCapturingSlow() noexcept { return false; }
+const char* CaptureWatchMode() { return "off"; }
+void StartCaptureWatch() noexcept {}
 void RunInRelaxedCaptureMode(const std::function<void()>& call) { call(); }
 #endif
 

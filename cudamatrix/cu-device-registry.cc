@@ -233,6 +233,9 @@ void SetUpDeviceLocked(Registry& r, int id) {
   CUCTX_ASSERT(LockOrder::Holds(kRegistryLock));
   DeviceRecord& d = r.devices[id];
   if (d.allocator) return;
+  // Before any capture can run on the device: starting the watch (loading CUPTI) while another
+  // thread captures could break that capture.
+  StartCaptureWatch();
   internal::DeviceScope scope(id);
   CUCTX_CUDA_CHECK(scope.Status());
   CUCTX_CUDA_CHECK(cudaInitDevice(id, 0, 0));  // creates the context now, not at the first kernel

@@ -11,6 +11,7 @@
 #include "cudamatrix/internal/cu-alloc-scope.h"
 #include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-device-registry.h"
+#include "cudamatrix/internal/cu-foreign-capture.h"
 #include "cudamatrix/internal/cu-thread-state.h"
 
 #include <algorithm>
@@ -277,10 +278,18 @@ void CuDevice::SeedGpu(uint64 seed) {
 }
 
 // Malloc, MallocPitch and Free go to the calling thread's allocation scope while one is installed
-// (a graph capture's private pool: cu-graph.cc; a planned scope: cu-planned-scope.cc), else to
+// (a graph capture's private pool: cu-graph.cc; a planned scope: cu-planned-scope.cc), else, while
+// the thread's stream is captured by a cudaStreamBeginCapture outside cuctx, to that capture's own
+// pool (internal/cu-foreign-capture.h; the check is one driver call, cuStreamIsCapturing), else to
 // the device's caching allocator.
 // A scope is installed only on a thread that uses the selected GPU, so it is asked first, before
 // the registry: a planned scope's Malloc/Free cost a few nanoseconds.
+namespace internal {
+int ReleaseDeadForeignPools() {
+  return ReleaseDeadForeignPools([](void* p) { CuDevice::Instantiate().Free(p); });
+}
+}  // namespace internal
+
 void* CuDevice::Malloc(size_t size) {
   if (internal::AllocationScope* scope = internal::ThreadAllocationScope())
     return scope->Malloc(size);
@@ -289,6 +298,9 @@ void* CuDevice::Malloc(size_t size) {
       << "CuDevice::Malloc: no GPU selected (" << NoGpuReason() << ")";
   if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
   AttachToSelectedDevice();
+  if (internal::ThreadStreamCapturing())
+    return internal::ForeignCaptureMalloc(size, AllocatorOptions());
+  if (internal::DeadForeignPoolsPending()) internal::ReleaseDeadForeignPools();
   return allocator->Malloc(size);
 }
 
@@ -300,6 +312,9 @@ void* CuDevice::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) {
       << "CuDevice::MallocPitch: no GPU selected (" << NoGpuReason() << ")";
   if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
   AttachToSelectedDevice();
+  if (internal::ThreadStreamCapturing())
+    return internal::ForeignCaptureMallocPitch(row_bytes, num_rows, pitch, AllocatorOptions());
+  if (internal::DeadForeignPoolsPending()) internal::ReleaseDeadForeignPools();
   return allocator->MallocPitch(row_bytes, num_rows, pitch);
 }
 
@@ -311,6 +326,10 @@ void CuDevice::Free(void* ptr) {
   CUCTX_CHECK(allocator != nullptr)
       << "CuDevice::Free: no GPU selected, so " << ptr << " cannot be device memory";
   AttachToSelectedDevice();
+  if (internal::ThreadStreamCapturing()) {
+    internal::ForeignCaptureFree(ptr, AllocatorOptions());
+    return;
+  }
   // Memory of a graph's pool that outlived its capture is found after the allocator's own; an
   // unknown pointer then gets the allocator's error.
   if (allocator->TryFree(ptr) || internal::FreeScopedMemory(ptr)) return;
@@ -392,6 +411,9 @@ std::string GetFreeGpuMemory(int64* free, int64* total) {
 }
 #else
 void CuDevice::SeedGpu(uint64) {}
+namespace internal {
+int ReleaseDeadForeignPools() { return 0; }
+}  // namespace internal
 void* CuDevice::Malloc(size_t) { CUCTX_ERR << "CuDevice::Malloc: cuctx was built without CUDA"; }
 void* CuDevice::MallocPitch(size_t, size_t, size_t*) {
   CUCTX_ERR << "CuDevice::MallocPitch: cuctx was built without CUDA";

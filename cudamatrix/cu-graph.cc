@@ -4,18 +4,25 @@
 #include "cudamatrix/cu-graph.h"
 
 #include "base/error.h"
-#include "cudamatrix/cu-allocator-upstream.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-thread-state.h"
 #include "cudamatrix/internal/cu-alloc-scope.h"
 #include "cudamatrix/internal/cu-capture-gate.h"
+#include "cudamatrix/internal/cu-capture-pool.h"
+#include "cudamatrix/internal/cu-foreign-capture.h"
+#include "cudamatrix/internal/cu-graph-nodes.h"
 #include "cudamatrix/internal/cu-lock-order.h"
 #include "cudamatrix/internal/cu-storage.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -32,95 +39,42 @@ namespace cuctx {
 
 bool CuGraph::Capturing() { return internal::ThreadCapturing(); }
 
+namespace {
+
+// 0: not decided yet (CUCTX_GRAPH_MEMORY is read at the first use), else 1 + the mode.
+std::atomic<int> g_default_memory{0};
+
+}  // namespace
+
 #if CUCTX_HAVE_CUDA
 namespace {
 
-// The private memory of one graph: a CuMemoryAllocator over an upstream of its own (so nothing
-// it holds is ever handed to an eager caller), the pointers it handed out that are not yet
-// freed, and the eager pointers freed during the capture (kept until the graph goes, since
-// replays may still use them). Malloc/MallocPitch come only from the capturing thread; FreeIfOwned
-// from any thread (escaped memory), hence the mutex.
-class GraphPool : public internal::ScopedMemoryOwner {
+// kPrivatePool and kSharedPool: the capturing thread's allocations go to the pool; eager memory
+// (or another pool's) that it frees is adopted.
+class PoolCaptureScope : public internal::AllocationScope {
  public:
-  GraphPool() : allocator_(Options(), NewUpstream()) {}
-
-  // Growth of the pool calls cudaMalloc or the driver's cuMem* functions, which stream capture
-  // would otherwise count as unsafe calls of the capturing thread. The memory is outside the
-  // graph on purpose (the graph refers to it by address), so the relaxed mode is right here.
-  void* Malloc(size_t bytes) {
-    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
-    void* p = nullptr;
-    internal::RunInRelaxedCaptureMode([&] { p = allocator_.Malloc(bytes); });
-    if (p != nullptr) live_.insert(p);
-    return p;
-  }
-  void* MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) {
-    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
-    void* p = nullptr;
-    internal::RunInRelaxedCaptureMode(
-        [&] { p = allocator_.MallocPitch(row_bytes, num_rows, pitch); });
-    if (p != nullptr) live_.insert(p);
-    return p;
-  }
-  bool FreeIfOwned(void* p) override {
-    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
-    if (live_.erase(p) == 0) return false;
-    allocator_.Free(p);
-    return true;
-  }
-  void Adopt(void* eager) {
-    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
-    adopted_.push_back(eager);
-  }
-  std::vector<void*> TakeAdopted() {
-    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
-    return std::move(adopted_);
-  }
-  bool Unused() override {
-    internal::OrderedLockGuard<std::mutex> lock(mutex_, internal::kScopeLock);
-    return live_.empty();
-  }
-  size_t HeldBytes() const { return allocator_.GetStats().held_bytes; }
-
- private:
-  static CuAllocatorOptions Options() {
-    CuAllocatorOptions o = CuDevice::AllocatorOptions();
-    o.cache_memory = true;  // the pool must keep what it frees
-    o.memory_proportion = 0.0f;
-    o.trace_file.clear();
-    o.thread_cache_mb = 0;    // one capturing thread; nothing to cache
-    o.region_quantum_mb = 2;  // one capture: no slack to keep for other threads
-    return o;
-  }
-  static std::unique_ptr<CuAllocatorUpstream> NewUpstream() {
-    // Only the capturing thread allocates, so the pool never needs a cross-thread sync; if it
-    // asked for one during a capture that would be a bug, so say so instead of hanging.
-    return NewDeviceAllocatorUpstream(CuDevice::AllocatorOptions().upstream, [] {
-      CUCTX_ERR << "a CUDA graph's private memory pool asked for a cross-thread sync";
-    });
-  }
-
-  std::mutex mutex_;  // lock order: kScopeLock (internal/cu-lock-order.h), before allocator_'s
-  CuMemoryAllocator allocator_;
-  std::unordered_set<void*> live_;
-  std::vector<void*> adopted_;
-};
-
-// The capturing thread's allocations go to the pool; eager memory it frees is adopted.
-class CaptureAllocationScope : public internal::AllocationScope {
- public:
-  explicit CaptureAllocationScope(GraphPool* pool) : pool_(pool) {}
-  void* Malloc(size_t bytes) override { return pool_->Malloc(bytes); }
+  PoolCaptureScope(internal::CapturePool* pool, std::vector<void*>* adopted)
+      : pool_(pool), adopted_(adopted) {}
+  void* Malloc(size_t bytes) override { return Note(pool_->Malloc(bytes)); }
   void* MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) override {
-    return pool_->MallocPitch(row_bytes, num_rows, pitch);
+    return Note(pool_->MallocPitch(row_bytes, num_rows, pitch));
   }
   bool Free(void* ptr) override {
-    if (!pool_->FreeIfOwned(ptr)) pool_->Adopt(ptr);
+    mine_.erase(ptr);
+    if (!pool_->FreeIfOwned(ptr)) adopted_->push_back(ptr);
     return true;
   }
+  // What this capture allocated and has not freed: it escapes the capture.
+  std::vector<void*> Escaping() const { return std::vector<void*>(mine_.begin(), mine_.end()); }
 
  private:
-  GraphPool* pool_;
+  void* Note(void* p) {
+    if (p != nullptr) mine_.insert(p);
+    return p;
+  }
+  internal::CapturePool* pool_;
+  std::vector<void*>* adopted_;
+  std::unordered_set<void*> mine_;
 };
 
 // The cuBLAS workspace size NVIDIA recommends: 32 MiB from Hopper on, 4 MiB before.
@@ -144,11 +98,12 @@ struct EagerCublasWorkspace {
 };
 thread_local EagerCublasWorkspace t_cublas_workspace;
 
-// Marks the calling thread as capturing into `pool` for its lifetime: allocation scope, capture
-// flag and the count of its device's capture gate, and the graph's own cuBLAS workspace.
+// Marks the calling thread as capturing through `scope` for its lifetime: allocation scope,
+// capture flag and the count of its device's capture gate; puts the eager cuBLAS workspace back
+// at the end.
 class CaptureState {
  public:
-  CaptureState(GraphPool* pool, void** graph_workspace, int capture_device) : scope_(pool) {
+  CaptureState(internal::AllocationScope* scope, int capture_device) {
     CuDevice& device = CuDevice::Instantiate();
     // Creating a library handle allocates and synchronizes, which a capture forbids: make the
     // ones captured code may use now (each is made once per thread).
@@ -160,9 +115,7 @@ class CaptureState {
       CUCTX_CUBLAS_CHECK(
           cublasSetWorkspace(device.GetCublasHandle(), t_cublas_workspace.data, ws_bytes));
     }
-    *graph_workspace = pool->Malloc(ws_bytes);
-    CUCTX_CUBLAS_CHECK(cublasSetWorkspace(device.GetCublasHandle(), *graph_workspace, ws_bytes));
-    previous_ = internal::SetThreadAllocationScope(&scope_);
+    previous_ = internal::SetThreadAllocationScope(scope);
     capture_.emplace(capture_device);
   }
   ~CaptureState() {
@@ -177,7 +130,6 @@ class CaptureState {
   }
 
  private:
-  CaptureAllocationScope scope_;
   internal::AllocationScope* previous_ = nullptr;
   std::optional<internal::CaptureScope> capture_;
 };
@@ -185,23 +137,52 @@ class CaptureState {
 }  // namespace
 #endif  // CUCTX_HAVE_CUDA
 
+struct CuGraphPool::State {
+#if CUCTX_HAVE_CUDA
+  std::shared_ptr<internal::CapturePool> pool;
+  int device = -1;
+  std::atomic<bool> capturing{false};  // a capture into the pool runs
+
+  ~State() {
+    if (pool != nullptr) internal::RetireScopedMemoryOwner(pool.get());
+  }
+#endif
+};
+
+CuGraphPool::CuGraphPool() : state_(std::make_shared<State>()) {}
+
+size_t CuGraphPool::MemoryBytes() const {
+#if CUCTX_HAVE_CUDA
+  if (state_ != nullptr && state_->pool != nullptr) return state_->pool->HeldBytes();
+#endif
+  return 0;
+}
+
 struct CuGraph::State {
   std::function<void()> cpu_body;  // CPU mode: Launch() runs it
+  CuGraphMemory memory = CuGraphMemory::kNodes;
 #if CUCTX_HAVE_CUDA
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
-  std::shared_ptr<GraphPool> pool;
-  void* workspace = nullptr;  // the graph's cuBLAS workspace, in `pool`
+  std::shared_ptr<internal::CapturePool> private_pool;      // kPrivatePool
+  std::shared_ptr<CuGraphPool::State> shared;               // kSharedPool
+  std::shared_ptr<internal::CapturePool::Escapes> escapes;  // kSharedPool: its escaped memory
+  std::shared_ptr<internal::NodeGraphRecord> nodes;         // kNodes
+  size_t node_bytes = 0;
+  std::vector<void*> adopted;  // eager (or other graphs') memory freed during the capture
   size_t num_nodes = 0;
   int device = -1;  // the device it was captured on
 
   ~State() {
-    if (exec == nullptr && graph == nullptr && pool == nullptr) return;
+    if (exec == nullptr && graph == nullptr && private_pool == nullptr && shared == nullptr &&
+        nodes == nullptr && adopted.empty())
+      return;
     if (CuGraph::Capturing()) {
-      // Waiting for the device would break the capture in progress: keep the pool (it is
+      // Waiting for the device would break the capture in progress: keep the memory (a pool is
       // dropped once unused) and leave the rest to process exit.
       CUCTX_WARN << "a CuGraph was destroyed while its thread captures another; its memory is "
                     "kept until the process ends";
+      if (private_pool != nullptr) internal::RetireScopedMemoryOwner(private_pool.get());
       return;
     }
     // Replays may still run, on any thread's stream.
@@ -216,17 +197,27 @@ struct CuGraph::State {
     }
     if (exec != nullptr) CUCTX_CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(exec));
     if (graph != nullptr) CUCTX_CUDA_CHECK_NOTHROW(cudaGraphDestroy(graph));
-    if (pool == nullptr) return;
     try {
-      if (workspace != nullptr) pool->FreeIfOwned(workspace);
-      // Adopted memory is eager, or escaped memory of another graph's pool.
+      if (nodes != nullptr && !nodes->abandoned) {
+        internal::NodeMemory::Get().GraphGone(nodes.get());
+        // The physical memory no other graph uses goes back to the device.
+        internal::OutsideCapturesToRelease(device, [this] {
+          internal::DeviceScope scope(device);
+          CUCTX_CUDA_CHECK(scope.Status());
+          CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+          CUCTX_CUDA_CHECK(cudaDeviceGraphMemTrim(device));
+        });
+      }
+      // Adopted memory is eager, or escaped memory of another graph.
       CuMemoryAllocator* eager = CuDevice::Instantiate().Allocator();
-      for (void* p : pool->TakeAdopted())
+      for (void* p : adopted)
         if (!internal::FreeScopedMemory(p) && eager != nullptr) eager->Free(p);
+      adopted.clear();
     } catch (const std::exception& e) {
       CUCTX_WARN << "releasing a CuGraph's memory: " << e.what();
     }
-    internal::RetireScopedMemoryOwner(pool.get());
+    if (shared != nullptr && escapes != nullptr) shared->pool->ReleaseEscapes(escapes.get());
+    if (private_pool != nullptr) internal::RetireScopedMemoryOwner(private_pool.get());
   }
 #endif
 };
@@ -236,10 +227,72 @@ CuGraph::CuGraph(CuGraph&& other) noexcept = default;
 CuGraph& CuGraph::operator=(CuGraph&& other) noexcept = default;
 CuGraph::~CuGraph() = default;
 
+const char* CuGraph::MemoryName(CuGraphMemory memory) {
+  switch (memory) {
+    case CuGraphMemory::kNodes:
+      return "nodes";
+    case CuGraphMemory::kSharedPool:
+      return "shared";
+    case CuGraphMemory::kPrivatePool:
+      return "private";
+  }
+  return "?";
+}
+
+CuGraphMemory CuGraph::DefaultMemory() {
+  int v = g_default_memory.load(std::memory_order_relaxed);
+  if (v == 0) {
+    CuGraphMemory m = CuGraphMemory::kSharedPool;
+    if (const char* env = std::getenv("CUCTX_GRAPH_MEMORY")) {
+      const std::string e(env);
+      if (e == "nodes")
+        m = CuGraphMemory::kNodes;
+      else if (e == "shared" || e.empty())
+        m = CuGraphMemory::kSharedPool;
+      else if (e == "private")
+        m = CuGraphMemory::kPrivatePool;
+      else
+        CUCTX_ERR << "CUCTX_GRAPH_MEMORY must be nodes, shared or private, got '" << e << "'";
+    }
+    int expected = 0;
+    g_default_memory.compare_exchange_strong(expected, 1 + static_cast<int>(m));
+    v = g_default_memory.load(std::memory_order_relaxed);
+  }
+  return static_cast<CuGraphMemory>(v - 1);
+}
+
+void CuGraph::SetDefaultMemory(CuGraphMemory memory) {
+  g_default_memory.store(1 + static_cast<int>(memory), std::memory_order_relaxed);
+}
+
 CuGraph CuGraph::Capture(const std::function<void()>& body) {
+  return Capture(body, DefaultMemory());
+}
+
+CuGraph CuGraph::Capture(const std::function<void()>& body, const CuGraphPool& pool) {
+  CUCTX_CHECK(pool.state_ != nullptr) << "CuGraph::Capture: the CuGraphPool was moved from";
+  return CaptureInto(body, CuGraphMemory::kSharedPool, pool.state_);
+}
+
+CuGraph CuGraph::Capture(const std::function<void()>& body, CuGraphMemory memory) {
+  return CaptureInto(body, memory, nullptr);
+}
+
+#if CUCTX_HAVE_CUDA
+namespace {
+
+// The pool of kSharedPool captures that name none: one per thread (and device).
+thread_local std::shared_ptr<CuGraphPool::State> t_shared_pool;
+
+}  // namespace
+#endif
+
+CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory memory,
+                             std::shared_ptr<CuGraphPool::State> pool) {
   CUCTX_CHECK(static_cast<bool>(body)) << "CuGraph::Capture: the body is empty";
   CuGraph g;
   g.state_ = std::make_unique<State>();
+  g.state_->memory = memory;
   if (!internal::OnGpu()) {
     g.state_->cpu_body = body;
     return g;
@@ -249,27 +302,93 @@ CuGraph CuGraph::Capture(const std::function<void()>& body) {
       << "CuGraph::Capture: this thread is already capturing a graph (nested captures are not "
          "supported)";
   State& st = *g.state_;
-  st.pool = std::make_shared<GraphPool>();
-  // From now on frees of its memory from any thread find it.
-  internal::RegisterScopedMemoryOwner(st.pool);
+  st.device = internal::ThreadDevice();
+  std::unique_ptr<internal::AllocationScope> scope;
+  internal::NodeCaptureScope* node_scope = nullptr;
+  PoolCaptureScope* pool_scope = nullptr;
+  struct CaptureDone {  // a shared pool is free for the next capture once this one ends
+    CuGraphPool::State* pool = nullptr;
+    ~CaptureDone() {
+      if (pool != nullptr) pool->capturing.store(false);
+    }
+  } capture_done;
+  switch (memory) {
+    case CuGraphMemory::kPrivatePool:
+      st.private_pool = std::make_shared<internal::CapturePool>(CuDevice::AllocatorOptions(), 2);
+      // From now on frees of its memory from any thread find it.
+      internal::RegisterScopedMemoryOwner(st.private_pool);
+      scope = std::make_unique<PoolCaptureScope>(st.private_pool.get(), &st.adopted);
+      break;
+    case CuGraphMemory::kSharedPool: {
+      if (pool == nullptr) {
+        if (t_shared_pool == nullptr || t_shared_pool->device != st.device)
+          t_shared_pool = std::make_shared<CuGraphPool::State>();
+        pool = t_shared_pool;
+      }
+      if (pool->pool == nullptr) {
+        pool->pool = std::make_shared<internal::CapturePool>(CuDevice::AllocatorOptions(), 2);
+        pool->device = st.device;
+        internal::RegisterScopedMemoryOwner(pool->pool);
+      }
+      CUCTX_CHECK(pool->device == st.device)
+          << "CuGraph::Capture: the CuGraphPool holds memory of device " << pool->device
+          << ", this thread captures on device " << st.device;
+      CUCTX_CHECK(!pool->capturing.exchange(true))
+          << "CuGraph::Capture: another thread is capturing into this CuGraphPool (a pool's "
+             "captures, like its replays, run one at a time)";
+      capture_done.pool = pool.get();
+      st.shared = pool;
+      st.escapes = std::make_shared<internal::CapturePool::Escapes>();
+      auto s = std::make_unique<PoolCaptureScope>(pool->pool.get(), &st.adopted);
+      pool_scope = s.get();
+      scope = std::move(s);
+      break;
+    }
+    case CuGraphMemory::kNodes: {
+      st.nodes = std::make_shared<internal::NodeGraphRecord>();
+      auto s = std::make_unique<internal::NodeCaptureScope>(&st.adopted);
+      node_scope = s.get();
+      scope = std::move(s);
+      break;
+    }
+  }
   {
-    st.device = internal::ThreadDevice();
-    CaptureState capturing(st.pool.get(), &st.workspace, st.device);
+    CaptureState capturing(scope.get(), st.device);
     cudaStream_t stream = cudaStreamPerThread;
     CUCTX_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     cudaGraph_t graph = nullptr;
+    void* workspace = nullptr;
     try {
+      // The graph's cuBLAS workspace is graph memory too (kNodes: shared by all graphs through
+      // the driver; kSharedPool: one block of the pool that every capture reuses).
+      const size_t ws_bytes = CublasWorkspaceBytes();
+      workspace = scope->Malloc(ws_bytes);
+      CUCTX_CUBLAS_CHECK(
+          cublasSetWorkspace(CuDevice::Instantiate().GetCublasHandle(), workspace, ws_bytes));
       body();
+      scope->Free(workspace);
+      workspace = nullptr;
     } catch (...) {
+      // A pool's workspace goes back to it, so that an abandoned private pool is unused.
+      if (workspace != nullptr && node_scope == nullptr) scope->Free(workspace);
       // Leave capture mode whatever state the capture is in, then pass the error on.
       if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && graph != nullptr)
         cudaGraphDestroy(graph);
       (void)cudaGetLastError();
+      if (node_scope != nullptr) {
+        // Its allocations never existed; frees of those that escaped are no-ops.
+        st.nodes->abandoned = true;
+        for (const auto& a : node_scope->Live()) internal::NodeMemory::Get().Add(a.first, st.nodes);
+      }
       throw;  // ~State gives back the eager memory `body` freed, and the pool once unused
     }
     const cudaError_t e = cudaStreamEndCapture(stream, &graph);
     if (e != cudaSuccess) {
       (void)cudaGetLastError();
+      if (node_scope != nullptr) {
+        st.nodes->abandoned = true;
+        for (const auto& a : node_scope->Live()) internal::NodeMemory::Get().Add(a.first, st.nodes);
+      }
       CUCTX_ERR << "CuGraph::Capture: CUDA rejected the capture (" << cudaGetErrorName(e) << ": "
                 << cudaGetErrorString(e)
                 << "); the captured code called something that cannot be captured (a "
@@ -277,8 +396,15 @@ CuGraph CuGraph::Capture(const std::function<void()>& body) {
     }
     st.graph = graph;
   }
+  if (node_scope != nullptr) {
+    st.node_bytes = node_scope->Bytes();
+    for (const auto& a : node_scope->Live()) internal::NodeMemory::Get().Add(a.first, st.nodes);
+  }
+  if (pool_scope != nullptr) st.shared->pool->MarkEscaped(pool_scope->Escaping(), st.escapes);
   CUCTX_CUDA_CHECK(cudaGraphGetNodes(st.graph, nullptr, &st.num_nodes));
-  CUCTX_CUDA_CHECK(cudaGraphInstantiate(&st.exec, st.graph, 0));
+  const unsigned long long flags =
+      memory == CuGraphMemory::kNodes ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0;
+  CUCTX_CUDA_CHECK(cudaGraphInstantiate(&st.exec, st.graph, flags));
 #endif
   return g;
 }
@@ -295,7 +421,9 @@ void CuGraph::Launch() {
   }
 #if CUCTX_HAVE_CUDA
   internal::CheckNotCapturing("CuGraph::Launch");
-  CUCTX_CUDA_CHECK(cudaGraphLaunch(state_->exec, cudaStreamPerThread));
+  State& st = *state_;
+  if (st.nodes != nullptr) st.nodes->launches.fetch_add(1, std::memory_order_relaxed);
+  CUCTX_CUDA_CHECK(cudaGraphLaunch(st.exec, cudaStreamPerThread));
 #endif
 }
 
@@ -310,9 +438,51 @@ size_t CuGraph::NumNodes() const {
 
 size_t CuGraph::MemoryBytes() const {
 #if CUCTX_HAVE_CUDA
-  if (state_ != nullptr && state_->pool != nullptr) return state_->pool->HeldBytes();
-#endif
+  if (state_ == nullptr) return 0;
+  if (state_->private_pool != nullptr) return state_->private_pool->HeldBytes();
+  if (state_->shared != nullptr && state_->shared->pool != nullptr)
+    return state_->shared->pool->HeldBytes();
+  return state_->node_bytes;
+#else
   return 0;
+#endif
+}
+
+CuGraphMemory CuGraph::Memory() const {
+  return state_ == nullptr ? DefaultMemory() : state_->memory;
+}
+
+CuGraph::DriverMemory CuGraph::DeviceGraphMemory() {
+  DriverMemory m;
+#if CUCTX_HAVE_CUDA
+  if (!internal::OnGpu()) return m;
+  const int device = internal::ThreadDevice();
+  auto get = [device](cudaGraphMemAttributeType attr) {
+    unsigned long long v = 0;
+    CUCTX_CUDA_CHECK(cudaDeviceGetGraphMemAttribute(device, attr, &v));
+    return static_cast<size_t>(v);
+  };
+  m.used = get(cudaGraphMemAttrUsedMemCurrent);
+  m.used_high = get(cudaGraphMemAttrUsedMemHigh);
+  m.reserved = get(cudaGraphMemAttrReservedMemCurrent);
+  m.reserved_high = get(cudaGraphMemAttrReservedMemHigh);
+#endif
+  return m;
+}
+
+void CuGraph::ReleaseUnusedMemory() {
+  if (!internal::OnGpu()) return;
+#if CUCTX_HAVE_CUDA
+  internal::CheckNotCapturing("CuGraph::ReleaseUnusedMemory");
+  internal::ReleaseDeadForeignPools();
+  const int device = internal::ThreadDevice();
+  internal::OutsideCapturesToRelease(device, [device] {
+    internal::DeviceScope scope(device);
+    CUCTX_CUDA_CHECK(scope.Status());
+    CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
+    CUCTX_CUDA_CHECK(cudaDeviceGraphMemTrim(device));
+  });
+#endif
 }
 
 }  // namespace cuctx

@@ -22,17 +22,48 @@
 // matrices the graph reads, never by reallocating them. Host-side effects of `body` happen once,
 // at capture.
 //
-// Memory. Every Malloc/MallocPitch the capturing thread makes during the capture is served by a
-// private pool that the graph owns (a CuMemoryAllocator over its own upstream: with VMM, its own
-// reserved range), so memory the graph uses is never handed to anyone else while the graph
-// exists: temporaries created and destroyed inside `body` return to the private pool only
-// (stream order inside the graph keeps their reuse correct), and memory that escapes the capture
-// (y above) stays valid after the graph is destroyed until it is freed. Eager memory freed during
-// the capture is kept by the graph until it is destroyed, since replays may still use it. The
-// cuBLAS workspace of the capturing thread is swapped for one from the private pool during the
-// capture, so replays never share a workspace with eager cuBLAS calls. The pool's size is
-// MemoryBytes(); destroying the graph waits for the device and gives the pool back.
+// Memory. Every Malloc/MallocPitch the capturing thread makes during the capture (temporaries,
+// outputs, the graph's cuBLAS workspace) is graph memory, held in one of three ways
+// (CuGraphMemory; the default is kSharedPool, or what CUCTX_GRAPH_MEMORY=shared|nodes|private or
+// SetDefaultMemory() says; BENCHMARKS.md has the measurements behind the choice):
+//   kSharedPool (default): a CuGraphPool (below) that several captures use, the capturing
+//     thread's own unless one is given. Memory a capture frees is reused by later captures into
+//     the same pool, so 16 graphs of one step for 16 minibatch sizes hold about what the largest
+//     alone does, with one cuBLAS workspace for all. The rule that comes with it: two graphs of
+//     one pool must never run at the same time (launch them from one thread, or synchronize in
+//     between); in any order is fine. Captures into one pool run one at a time (a second thread's
+//     throws). Memory that escapes a capture (y above) and is freed later stays reserved for its
+//     graph, which writes it at every replay, until that graph is destroyed. MemoryBytes() is the
+//     pool's size; the pool gives its memory back when it and its graphs are gone.
+//   kNodes: graph memory nodes. Allocations go through cudaMallocAsync/cudaFreeAsync on the
+//     capturing stream, so they become allocation and free nodes of the graph: their addresses
+//     are fixed for the graph's life, and the driver maps physical memory at launch and shares it
+//     between graphs (graphs may run concurrently). Memory that escapes the capture stays
+//     allocated after a launch; the graph is instantiated with
+//     cudaGraphInstantiateFlagAutoFreeOnLaunch, so the next Launch() frees and allocates it again
+//     at the same address (its contents are the new launch's). Freeing it (y's destructor) gives
+//     it back with cudaFreeAsync on the freeing thread's stream; if the graph relaunched it since,
+//     the graph's destruction frees it again. MemoryBytes() is the sum of the graph's
+//     allocations; the physical memory that all graphs of a device hold is the driver's
+//     (DeviceGraphMemory()), and destroying a graph trims what no graph uses
+//     (cudaDeviceGraphMemTrim), as does ReleaseUnusedMemory(). The driver maps in coarse chunks
+//     and cannot share escaping memory, so this holds more than a shared pool (BENCHMARKS.md).
+//   kPrivatePool: a pool of the graph's own (a caching allocator over its own upstream), given
+//     back when the graph is destroyed; MemoryBytes() is its size. Graphs may run concurrently.
+// In every mode memory the graph uses is never handed to an eager caller while the graph exists:
+// temporaries created and destroyed inside `body` go back to graph memory only (stream order
+// inside the graph keeps their reuse correct), memory that escapes the capture stays valid after
+// the graph is destroyed until it is freed, and eager memory freed during the capture is kept by
+// the graph until it is destroyed, since replays may still use it. The cuBLAS workspace of the
+// capturing thread is swapped for one in graph memory during the capture, so replays never share
+// a workspace with eager cuBLAS calls. Destroying the graph waits for the device.
 //
+// Captures made outside cuctx. When the calling thread's stream is being captured by someone else
+// (a cudaStreamBeginCapture of cudaStreamPerThread around Cu code, another framework's capture),
+// cuctx's allocations and frees during it go to a private pool that the captured graph owns
+// through a CUDA user object (internal/cu-foreign-capture.h), released when CUDA destroys the
+// graph; the ops that cannot be captured throw the errors below there too.
+
 // What cannot be captured. CUDA forbids synchronizing and host<->device copies from pageable
 // memory while capturing, so every op whose result goes to the host (Sum(), Max(), Trace(),
 // ApproxEqual(), CopyToMat into a Matrix, element reads, ...), SynchronizeGpu() and copies from
@@ -54,10 +85,11 @@
 // so the ops that name themselves above throw there too and the same program works without a
 // GPU (plain host<->"device" copies are host copies there and do not throw); MemoryBytes() is 0.
 //
-// Thread-safety: Capture() may run on several threads at once, each capturing its own graph. A
-// CuGraph may be launched from any thread (on that thread's stream) but not concurrently with its
-// own destruction; launches from two threads at once run concurrently on their streams and must
-// not write the same memory. Nested captures are an error.
+// Thread-safety: Capture() may run on several threads at once, each capturing its own graph (by
+// default into its own thread's pool). A CuGraph may be launched from any thread (on that
+// thread's stream) but not concurrently with its own destruction; launches from two threads at
+// once run concurrently on their streams and must not write the same memory, nor be two graphs of
+// one pool (kSharedPool). Nested captures are an error.
 #ifndef CUCTX_CUDAMATRIX_CU_GRAPH_H_
 #define CUCTX_CUDAMATRIX_CU_GRAPH_H_
 
@@ -66,6 +98,30 @@
 #include <memory>
 
 namespace cuctx {
+
+// How a capture holds its memory (see "Memory" above).
+enum class CuGraphMemory {
+  kNodes,       // graph memory nodes: the driver shares physical memory between graphs
+  kSharedPool,  // a CuGraphPool shared with other captures (the default)
+  kPrivatePool  // a pool of the graph's own
+};
+
+// A memory pool that several captures share (CuGraphMemory::kSharedPool). Copies refer to the
+// same pool; the pool lives while a copy or a graph captured into it does, and gives its memory
+// back then. Thread-safety: captures into it run one at a time (a concurrent one throws); its
+// graphs may be launched from any thread but never two at the same time (not checked: that
+// would cost a device wait per launch).
+class CuGraphPool {
+ public:
+  CuGraphPool();
+  // Device memory the pool holds (0 before its first capture and in CPU mode).
+  size_t MemoryBytes() const;
+  struct State;
+
+ private:
+  std::shared_ptr<State> state_;
+  friend class CuGraph;
+};
 
 class CuGraph {
  public:
@@ -83,6 +139,16 @@ class CuGraph {
   // calling thread already captures, when `body` throws (after abandoning the capture), or when
   // CUDA rejects the capture (the message names the CUDA call).
   static CuGraph Capture(const std::function<void()>& body);
+  // The same, holding the graph's memory as `memory` says (kSharedPool: the thread's own pool).
+  static CuGraph Capture(const std::function<void()>& body, CuGraphMemory memory);
+  // The same, in `pool` (kSharedPool).
+  static CuGraph Capture(const std::function<void()>& body, const CuGraphPool& pool);
+
+  // The mode Capture(body) uses: SetDefaultMemory's, else CUCTX_GRAPH_MEMORY's (shared, nodes or
+  // private; anything else is an error), else kSharedPool.
+  static CuGraphMemory DefaultMemory();
+  static void SetDefaultMemory(CuGraphMemory memory);
+  static const char* MemoryName(CuGraphMemory memory);
 
   // Replays the captured work on the calling thread's stream (asynchronous, like a kernel).
   void Launch();
@@ -90,15 +156,30 @@ class CuGraph {
   bool Empty() const;
   // Kernel, copy and memset nodes of the graph (0 in CPU mode).
   size_t NumNodes() const;
-  // Device memory held by the graph's private pool (0 in CPU mode).
+  // Device memory of the graph (see "Memory" above; 0 in CPU mode).
   size_t MemoryBytes() const;
+  CuGraphMemory Memory() const;
+
+  // The driver's graph-memory counters of the calling thread's device (kNodes graphs of the whole
+  // process; cudaDeviceGetGraphMemAttribute), in bytes; all 0 in CPU mode.
+  struct DriverMemory {
+    size_t used = 0, used_high = 0, reserved = 0, reserved_high = 0;
+  };
+  static DriverMemory DeviceGraphMemory();
+  // Gives back graph memory nothing uses: the physical memory the driver keeps for graphs of the
+  // calling thread's device (cudaDeviceGraphMemTrim) and the pools of graphs captured outside
+  // cuctx that CUDA has destroyed. Waits for the device; not while capturing.
+  static void ReleaseUnusedMemory();
 
   // True while the calling thread captures a graph.
   static bool Capturing();
 
-  struct State;  // the graph, its executable form and its pool (cu-graph.cc)
+  struct State;  // the graph, its executable form and its memory (cu-graph.cc)
 
  private:
+  static CuGraph CaptureInto(const std::function<void()>& body, CuGraphMemory memory,
+                             std::shared_ptr<CuGraphPool::State> pool);
+
   std::unique_ptr<State> state_;
 };
 

@@ -1,5 +1,5 @@
 # cudamatrix/module.mk: device runtime, caching allocator, pinned staging, Cu containers, kernels.
-cudamatrix_SRCS  := cu-thread-state.cc cu-check.cc cu-capture-gate.cc cu-driver.cc cu-device-registry.cc cu-device.cc cu-graph.cc cu-alloc-scope.cc cu-gemm-check.cc cu-pinned.cc cu-copy.cc \
+cudamatrix_SRCS  := cu-thread-state.cc cu-check.cc cu-capture-gate.cc cu-driver.cc cu-device-registry.cc cu-device.cc cu-graph.cc cu-graph-nodes.cc cu-capture-pool.cc cu-foreign-capture.cc cu-alloc-scope.cc cu-gemm-check.cc cu-pinned.cc cu-copy.cc \
                     cu-readback.cc \
                     pinned-matrix.cc cu-storage.cc cu-array.cc cu-vector.cc cu-matrix.cc
 # the caching allocator, one job per file (cudamatrix/internal/cu-allocator.h lists them)
@@ -70,7 +70,7 @@ cudamatrix_TESTS += cu-allocator-conformance-test.cc cu-allocator-placement-test
                     cu-allocator-thread-cache-test.cc cu-allocator-growth-test.cc cu-allocator-trace-test.cc \
                     cu-allocator-options-test.cc cu-allocator-invariants-test.cc
 cudamatrix_TESTS += cu-graph-basics-test.cc cu-graph-ops-test.cc cu-graph-memory-test.cc cu-graph-errors-test.cc \
-                    cu-graph-threads-test.cc
+                    cu-graph-threads-test.cc cu-graph-foreign-test.cc cu-graph-sharing-test.cc
 # planned scopes: serving a repeated iteration from its memory plan
 cudamatrix_SRCS  += cu-planned-scope.cc
 cudamatrix_TESTS += cu-planned-scope-test.cc

@@ -21,7 +21,7 @@ for h in base/*.h matrix/*.h cudamatrix/*.h cudamatrix/internal/*.h cutool/*.h u
   fi
 done
 raw_device=$(grep -nE '\bcuda(Malloc|Free|MallocPitch|MallocAsync|FreeAsync)\(' --include='*.cc' --include='*.cu' -r base matrix cudamatrix cutool bin |
-  grep -vE '^cudamatrix/cu-(allocator(-cuda|-async)?|readback)\.cc:' | grep -vE '^bin/[a-z-]+-bench\.cc:')
+  grep -vE '^cudamatrix/cu-(allocator(-cuda|-async)?|readback|graph-nodes)\.cc:' | grep -vE '^bin/[a-z-]+-bench\.cc:')
 raw_host=$(grep -nE '\bcuda(HostAlloc|FreeHost|HostRegister|HostUnregister|MallocHost)\(' --include='*.cc' --include='*.cu' -r base matrix cudamatrix cutool bin |
   grep -vE '^cudamatrix/cu-pinned\.cc:' | grep -vE '^bin/[a-z-]+-bench\.cc:')
 raw_vmm=$(grep -nE '\bcuMem[A-Z][A-Za-z]*\b' --include='*.cc' --include='*.cu' --include='*.h' -r base matrix cudamatrix cutool bin |

@@ -26,15 +26,50 @@
 #define CUCTX_CUDAMATRIX_INTERNAL_CU_CAPTURE_GATE_H_
 
 #include "base/types.h"
+#include "cudamatrix/internal/cu-thread-state.h"
 
+#include <atomic>
 #include <functional>
 
 namespace cuctx {
 namespace internal {
 
 // Throws cuctx::Error saying that `op` cannot run while the calling thread captures a CUDA graph,
-// if it does; used by every op that synchronizes or moves data to or from the host.
+// if it does (CuGraph::Capture, or a capture of the thread's stream begun outside cuctx:
+// ThreadStreamCapturing()); used by every op that synchronizes or moves data to or from the host.
 void CheckNotCapturing(const char* op);
+
+// True while the calling thread's stream (cudaStreamPerThread of its current device) is being
+// captured, by cuctx or by anyone else (a cudaStreamBeginCapture outside cuctx, another framework);
+// false on a thread without a CUDA context and in a build without CUDA. Never throws.
+//
+// Asking the driver (cuStreamIsCapturing) costs about 50 ns and takes a lock that threads contend
+// for, too much for every Malloc and Free. So a capture watch answers most calls from two
+// thread-local fields: CUPTI callbacks (loaded at run time, libcupti) on the CUDA calls that can
+// make a thread's stream start capturing (cuStreamBeginCapture*, cuStreamWaitEvent, and their
+// runtime forms) mark the calling thread, and only a marked thread, or one that has not checked
+// since the watch started, asks the driver; an answer of "not capturing" clears the mark. A stream
+// can only start capturing through such a call on its own thread (cudaStreamPerThread names the
+// calling thread's stream), so the watch misses nothing. When CUPTI cannot be used (no libcupti,
+// another subscriber such as a profiler, compute-sanitizer), every call asks the driver.
+// CUCTX_CAPTURE_WATCH=query forces that; CUCTX_CAPTURE_WATCH=off turns the check off (captures
+// begun outside cuctx are then unsafe, as before).
+bool ThreadStreamCapturingSlow() noexcept;
+// The watch's epoch while it runs (threads whose capture_watch_epoch matches and that are not
+// marked do not capture); a value no thread holds otherwise.
+extern std::atomic<unsigned> g_capture_watch_epoch;
+inline bool ThreadStreamCapturing() noexcept {
+  const ThreadState& t = t_thread_state;
+  if (t.capture_watch_epoch == g_capture_watch_epoch.load(std::memory_order_relaxed) &&
+      !t.stream_maybe_captured)
+    return false;
+  return ThreadStreamCapturingSlow();
+}
+// How the check runs: "cupti" (the watch), "query" (the driver at every call) or "off".
+const char* CaptureWatchMode();
+// Starts the watch (once per process; the device registry calls it when it sets a device up,
+// before any capture can run there). Never throws.
+void StartCaptureWatch() noexcept;
 
 // Marks, for its lifetime, a capture running on `device` (-1: a CPU-mode capture, which involves
 // no device): waits while a device-wide call of that device runs, then counts the capture in.
@@ -73,7 +108,8 @@ int CapturesRunning(int device);
 
 // Runs `call` with the calling thread's capture mode relaxed (cudaThreadExchangeStreamCaptureMode),
 // so that a capturing thread may grow or shrink its graph's private pool (cudaMalloc, cudaFree,
-// cuMem*), whose memory no device work has used yet. Outside a capture it just runs `call`.
+// cuMem*), whose memory no device work has used yet. Outside a capture (ThreadCapturing() and
+// ThreadStreamCapturing() both false) it just runs `call`.
 void RunInRelaxedCaptureMode(const std::function<void()>& call);
 
 }  // namespace internal

@@ -7,13 +7,15 @@
 //                         selection, multithreading switches); set-up makes allocators under it
 //   2. kOwnersLock        the list of scoped-memory owners (cu-alloc-scope.cc), which asks each
 //                         owner whether it holds a freed pointer
-//   3. kScopeLock         a graph's private pool (cu-graph.cc), which calls its own allocator
+//   3. kScopeLock         a graph's memory pool (cu-capture-pool.cc), which calls its own
+//                         allocator, and the escaped graph-node allocations (cu-graph-nodes.cc)
 //   4. kAllocatorLock     a CuMemoryAllocator's mutex (cu-allocator.h); its thread-cache and
 //                         used-map spin locks come after it and call out to nothing
 //   5. kCaptureGateLock   the capture gates (internal/cu-capture-gate.h), several of them only in
 //                         ascending device order, as one step
 //   6. leaf locks         the VMM upstream's access list, the pinned pools, the profile registry,
-//                         a planned scope's plans: each calls out to no lock of levels 1-5
+//                         a planned scope's plans, a foreign capture's kept eager pointers and
+//                         the queue of released foreign pools: each calls out to no lock of 1-5
 // The one wait across layers is 4 -> 5: an allocator calls its upstream's Release() and
 // SynchronizeAllStreams() with its mutex held, and those pass the capture gate of its device. Its
 // safety rests on nothing at level 5 or above ever taking a lock of levels 1-4: a gate holds its

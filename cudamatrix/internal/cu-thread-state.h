@@ -18,6 +18,10 @@ struct ThreadState {
   int override_device = kNoDeviceOverride;
   bool capturing = false;
   bool gpu_use_noted = false;  // NoteGpuUse() (cu-device-registry.h) has run on this thread
+  // The capture watch (internal/cu-capture-gate.h): the watch epoch this thread last checked its
+  // stream under, and whether a CUDA call since may have started a capture of it.
+  bool stream_maybe_captured = false;
+  unsigned capture_watch_epoch = 0;
 };
 extern __attribute__((tls_model("initial-exec"))) thread_local ThreadState t_thread_state;
 // The process's selected device, -1 for none.

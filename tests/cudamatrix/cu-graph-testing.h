@@ -6,6 +6,7 @@
 #define CUCTX_TESTS_CUDAMATRIX_CU_GRAPH_TESTING_H_
 
 #include "cudamatrix/cu-array.h"
+#include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-vector.h"
 #include "matrix/matrix.h"
@@ -14,6 +15,8 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdlib>
+#include <functional>
 #include <gtest/gtest.h>
 #include <vector>
 
@@ -75,6 +78,19 @@ inline ::testing::AssertionResult Identical(const CuArrayBase<int32>& a,
       return ::testing::AssertionFailure() << "element " << i << ": " << ha[i] << " vs " << hb[i];
   return ::testing::AssertionSuccess();
 }
+
+// Captures `body` in the default memory mode (CuGraph::DefaultMemory(), which CUCTX_GRAPH_MEMORY
+// sets, so that every graph test runs in each mode); in kSharedPool mode into `pool`, a pool the
+// test owns, so that the graph's memory goes back when the test drops both.
+inline CuGraph CaptureOwned(const std::function<void()>& body, CuGraphPool* pool) {
+  if (CuGraph::DefaultMemory() == CuGraphMemory::kSharedPool) return CuGraph::Capture(body, *pool);
+  return CuGraph::Capture(body);
+}
+
+// False under compute-sanitizer (tools/gpu-test.sh sets CUCTX_TEST_QUICK=1 there): the tool's own
+// device allocations move the driver's free-memory readings by hundreds of MiB, so the tests that
+// compare such readings skip those comparisons.
+inline bool FreeMemoryReadingsReliable() { return std::getenv("CUCTX_TEST_QUICK") == nullptr; }
 
 #if CUCTX_HAVE_CUDA
 // Free device memory as the driver reports it (includes memory other processes use, so compare
