@@ -158,7 +158,7 @@ std::string CuDevice::DeviceName() const { return Enabled() ? Properties().name 
 std::string CuDevice::NoGpuReason() const { return internal::NoGpuReason(); }
 
 bool CuDevice::DoublePrecisionSupported() const {
-  if (!Enabled()) return false;
+  if (!Enabled()) return true;  // the CPU path computes in double (Kaldi's answer without a GPU)
   const CuDeviceProperties& p = Properties();
   return p.major > 1 || (p.major == 1 && p.minor >= 3);
 }

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <thread>  // not used here: Kaldi's cu-device.h reaches <thread>, and ported programs use it
 #include <vector>
 
 // Opaque library handle types, declared here so that this header needs no CUDA header. They are
@@ -132,6 +133,7 @@ class CuDevice {
   // Why no GPU is in use ("--use-gpu=no", "built without CUDA", or CUDA's error), or "".
   std::string NoGpuReason() const;
 
+  // True without a GPU (the CPU path has double) or when the GPU has double (compute >= 1.3).
   bool DoublePrecisionSupported() const;
   bool IsComputeExclusive() const;
 

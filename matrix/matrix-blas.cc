@@ -32,6 +32,17 @@ MatrixIndexT LeadingDim(const MatrixBase<Real>& m) {
 
 const char* TransName(MatrixTransposeType t) { return t == kTrans ? "kTrans" : "kNoTrans"; }
 
+// x . y accumulated in double: BLAS dsdot for float (a float sdot loses the relative accuracy of a
+// sum whose terms cancel), ddot for double.
+double DotInDouble(MatrixIndexT n, const float* x, MatrixIndexT incx, const float* y,
+                   MatrixIndexT incy) {
+  return cblas_dsdot(n, x, incx, y, incy);
+}
+double DotInDouble(MatrixIndexT n, const double* x, MatrixIndexT incx, const double* y,
+                   MatrixIndexT incy) {
+  return cblas_ddot(n, x, incx, y, incy);
+}
+
 template <typename Real>
 void CheckVecNoOverlap(const char* op, const MatrixBase<Real>& out, const VectorBase<Real>& v) {
   if (internal::Overlaps(v, out))
@@ -244,9 +255,9 @@ Real TraceMatMat(const MatrixBase<Real>& A, const MatrixBase<Real>& B, MatrixTra
   for (MatrixIndexT i = 0; i < A.NumRows(); ++i) {
     // Row i of A times column i of op(B): a column of B (strided) or a row of B.
     if (trans == kNoTrans)
-      sum += cblas_Xdot(k, A.RowData(i), 1, B.Data() + i, B.Stride());
+      sum += DotInDouble(k, A.RowData(i), 1, B.Data() + i, B.Stride());
     else
-      sum += cblas_Xdot(k, A.RowData(i), 1, B.RowData(i), 1);
+      sum += DotInDouble(k, A.RowData(i), 1, B.RowData(i), 1);
   }
   return static_cast<Real>(sum);
 }

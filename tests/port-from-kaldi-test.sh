@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # tests/port-from-kaldi-test.sh: tools/port-from-kaldi on Kaldi-style sources: the README's porting
 # example turned back into its Kaldi form, and Kaldi-style programs that use the names the two
-# rename rules do not reach (KaldiFatalError, KaldiMessage, g_kaldi_verbose_level), the base macros
-# and util/ headers. The ported files must compile against an installed cuctx with pkg-config and
-# run. Also checks the report, literals left alone, --in-place, --dry-run and usage errors.
+# rename rules do not reach (KaldiFatalError, KaldiMessage, g_kaldi_verbose_level), the base macros,
+# util/ headers, and std::thread with only the cudamatrix headers. The ported files must compile
+# against an installed cuctx with pkg-config and run. Also checks the report, literals left alone, --in-place, --dry-run and usage errors.
 # Run by `make test` (exit 0 pass, else fail).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -95,13 +95,39 @@ int main() {
   return 0;
 }
 CC
+cat >"$tmp/kaldi/threads.cc" <<'CC'
+// Kaldi-style: std::thread and CuDevice with only the cudamatrix headers (Kaldi's reach <thread>,
+// and its cu-matrix-test relies on that); without a GPU, double precision is supported.
+#include "base/kaldi-common.h"
+#include "cudamatrix/cu-matrix-lib.h"
+
+int main() {
+  using namespace kaldi;
+  CuDevice::Instantiate().SelectGpuId("no");
+  KALDI_ASSERT(CuDevice::Instantiate().DoublePrecisionSupported());
+  std::vector<double> sums(3, 0.0);
+  std::vector<std::thread*> threads;
+  for (size_t i = 0; i < sums.size(); i++)
+    threads.push_back(new std::thread([i, &sums]() {
+      CuMatrix<double> m(4, 5);
+      m.Set(static_cast<double>(i + 1));
+      sums[i] = m.Sum();
+    }));
+  for (size_t i = 0; i < threads.size(); i++) {
+    threads[i]->join();
+    delete threads[i];
+  }
+  std::cout << "sums " << sums[0] << " " << sums[1] << " " << sums[2] << "\n";
+  return 0;
+}
+CC
 cp "$tmp/kaldi/errors.cc" "$tmp/errors-original.cc"
 
 # Into a new folder: one report line per changed file and a total.
 "$port" -o "$tmp/ported" "$tmp/kaldi" >"$tmp/report.txt" || fail "porting into a folder failed"
 grep -q "^$tmp/kaldi/errors.cc: namespace [0-9]*, macro-prefix [0-9]*, names [1-9]" "$tmp/report.txt" ||
   { cat "$tmp/report.txt"; fail "no report line with renamed names for errors.cc"; }
-grep -q "^3 of 3 files changed: " "$tmp/report.txt" || { cat "$tmp/report.txt"; fail "bad total line"; }
+grep -q "^4 of 4 files changed: " "$tmp/report.txt" || { cat "$tmp/report.txt"; fail "bad total line"; }
 cmp -s "$tmp/kaldi/errors.cc" "$tmp/errors-original.cc" || fail "-o changed the source file"
 [ -f "$tmp/ported/sub/containers.cc" ] || fail "the folder layout was not kept"
 grep -q 'KALDI_\|namespace kaldi\|kaldi::\|KaldiFatalError\|g_kaldi_verbose_level' \
@@ -112,7 +138,7 @@ grep -q '#include "base/kaldi-common.h"' "$tmp/ported/errors.cc" || fail "an inc
 # The ported sources build against an installed cuctx with pkg-config, and run.
 $make_cmd --no-print-directory install PREFIX="$tmp/prefix" BUILD="${BUILD:?}" CUDA="${CUDA:?}" >"$tmp/install.log"
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
-for f in porting-example errors sub/containers; do
+for f in porting-example errors sub/containers threads; do
   g++ "$tmp/ported/$f.cc" $(pkg-config --cflags --libs cuctx) -o "$tmp/$(basename $f)" 2>"$tmp/cc.err" ||
     { head -20 "$tmp/cc.err"; fail "ported $f.cc does not compile"; }
 done
@@ -122,6 +148,7 @@ grep -q "mean row sum 1" "$tmp/run1.txt" || { cat "$tmp/run1.txt"; fail "porting
 [ "$(cat "$tmp/run2.txt")" = $'caught: expected failure 42\nKALDI_ stays in strings; kaldi::too' ] ||
   { cat "$tmp/run2.txt"; fail "ported errors.cc printed something unexpected"; }
 [ "$("$tmp/containers")" = "sizes 3 1 6" ] || fail "ported containers.cc printed: $("$tmp/containers")"
+[ "$("$tmp/threads" 2>/dev/null)" = "sums 20 40 60" ] || fail "ported threads.cc printed: $("$tmp/threads" 2>&1)"
 
 # --dry-run writes nothing; --in-place rewrites; a second pass changes nothing.
 "$port" --dry-run --in-place "$tmp/kaldi" >/dev/null

@@ -100,6 +100,8 @@ TEST(CuDeviceTest, CpuModeWorksWithoutGpu) {
   EXPECT_EQ(device.DeviceId(), -1);
   EXPECT_EQ(device.DeviceName(), "none");
   EXPECT_EQ(device.GetMatrixAlignment(), 0);
+  // Kaldi's tests run their double pass only when this is true; the CPU path has double.
+  EXPECT_TRUE(device.DoublePrecisionSupported());
   EXPECT_EQ(device.Allocator(), nullptr);
   EXPECT_THROW(device.Properties(), Error);
   EXPECT_THROW(device.GetCublasHandle(), Error);
@@ -161,6 +163,7 @@ TEST(CuDeviceTest, GpuPropertiesAreFilledIn) {
   EXPECT_GE(p.id, 0);
   EXPECT_FALSE(p.name.empty());
   EXPECT_GE(p.major, 5);
+  EXPECT_TRUE(CuDevice::Instantiate().DoublePrecisionSupported());  // every card since 1.3
   EXPECT_GT(p.multiprocessors, 0);
   EXPECT_GT(p.total_memory, int64{1} << 30);
   EXPECT_GE(p.driver_version, p.runtime_version / 1000 * 1000);

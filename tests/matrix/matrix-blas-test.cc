@@ -218,6 +218,47 @@ TYPED_TEST(MatrixBlasTest, TraceMatMatMatchesReference) {
   EXPECT_TRUE(test::ThrowsWith([&] { TraceMatMat(a, b); }, "not square"));
 }
 
+// A trace whose terms nearly cancel (terms of size ~1, sum ~0.02) keeps its relative accuracy:
+// accumulated in double, a float trace matches a long-double reference to within a few roundings
+// of the result (a double one to within a double accumulation's error). (Kaldi's CuSparseMatrix test compares TraceMatMat with TraceMatSmat at relative 1e-5.)
+TYPED_TEST(MatrixBlasTest, TraceMatMatIsAccurateWhenTermsCancel) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  const MatrixIndexT rows = 40, cols = 50;
+  Matrix<Real> a = test::RandomMatrix<Real>(rows, cols, &rng);
+  for (MatrixTransposeType t : {kNoTrans, kTrans}) {
+    Matrix<Real> b = t == kNoTrans ? test::RandomMatrix<Real>(cols, rows, &rng)
+                                   : test::RandomMatrix<Real>(rows, cols, &rng);
+    long double magnitude = 0;  // sum of |terms|, which bounds a double accumulation's error
+    auto reference = [&] {
+      long double sum = 0;
+      magnitude = 0;
+      for (MatrixIndexT i = 0; i < rows; ++i) {
+        for (MatrixIndexT j = 0; j < cols; ++j) {
+          const long double term =
+              static_cast<long double>(a(i, j)) * (t == kNoTrans ? b(j, i) : b(i, j));
+          sum += term;
+          magnitude += std::fabs(term);
+        }
+      }
+      return sum;
+    };
+    // Choose b's term for a(0, 0) so that the exact trace comes out near 0.02.
+    a(0, 0) = 0.75;
+    b(0, 0) = 0;
+    b(0, 0) = static_cast<Real>((0.02L - reference()) / 0.75L);
+    const long double exact = reference();
+    ASSERT_GT(std::fabs(static_cast<double>(exact)), 1e-3);
+    const double got = TraceMatMat(a, b, t);
+    // Rounding of the result to Real, plus a double accumulation's error (negligible for float).
+    const double tol =
+        4 * std::numeric_limits<Real>::epsilon() * std::fabs(static_cast<double>(exact)) +
+        64 * std::numeric_limits<double>::epsilon() * static_cast<double>(magnitude);
+    EXPECT_NEAR(got, static_cast<double>(exact), tol)
+        << (t == kNoTrans ? "kNoTrans" : "kTrans") << ", seed " << test::Seed();
+  }
+}
+
 TYPED_TEST(MatrixBlasTest, CholeskyReconstructsAndInverts) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng();
