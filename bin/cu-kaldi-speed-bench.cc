@@ -690,9 +690,10 @@ std::map<std::pair<std::string, std::string>, double> ReadKaldiLogs(
       ++found;
     }
     if (found == 0)
-      CUCTX_ERR << "--kaldi-log: '" << path
-                << "' holds no line \"For <op>, for dim = <n>, speed was <x>\" (expected the output "
-                   "of Kaldi's cu-matrix-speed-test or cu-vector-speed-test)";
+      CUCTX_ERR
+          << "--kaldi-log: '" << path
+          << "' holds no line \"For <op>, for dim = <n>, speed was <x>\" (expected the output "
+             "of Kaldi's cu-matrix-speed-test or cu-vector-speed-test)";
   }
   return figures;
 }
@@ -1045,7 +1046,8 @@ int Body(const ToolArgs& args, const Options& opts) {
         "GPU figures mean nothing\n",
         device.NoGpuReason().c_str());
   }
-  std::printf("Rows from %s (%zu of %zu selected).\n", kaldi_tsv.c_str(), rows.size(), table.size());
+  std::printf("Rows from %s (%zu of %zu selected).\n", kaldi_tsv.c_str(), rows.size(),
+              table.size());
   if (logs.empty())
     std::printf(
         "No --kaldi-log: cuctx speeds only. A ratio to Kaldi needs Kaldi's binary on this host in "

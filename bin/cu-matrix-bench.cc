@@ -206,13 +206,13 @@ class MatrixBench {
     CuMatrix<Real> one(1, 1);
     const double round_trip = TimeCalls([&] { sink_ += one.Sum(); }, budget_);
     table_->Add({"readback", "round trip (1x1 Sum)", "us", round_trip * 1e6, "", 0, 0, ""});
-    table_->Add({"readback", "copy of one matrix " + shape_, "us", d2d_seconds_ * 1e6, "", 0, 0,
-                 ""});
+    table_->Add(
+        {"readback", "copy of one matrix " + shape_, "us", d2d_seconds_ * 1e6, "", 0, 0, ""});
     auto row = [&](const char* name, int matrices, const std::function<void()>& fn) {
       const double t = TimeCalls(fn, budget_);
       const double floor = matrices * d2d_seconds_ + round_trip;
-      table_->Add({"readback", std::string(name) + " " + shape_, "us", t * 1e6,
-                   "copy + round trip", floor * 1e6, t / floor, "<= 1.15"});
+      table_->Add({"readback", std::string(name) + " " + shape_, "us", t * 1e6, "copy + round trip",
+                   floor * 1e6, t / floor, "<= 1.15"});
     };
     row("Sum", 1, [&] { sink_ += a.Sum(); });
     row("FrobeniusNorm", 1, [&] { sink_ += a.FrobeniusNorm(); });
