@@ -8,8 +8,8 @@
 #include "base/error.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-memory-snapshot.h"
+#include "cutool/host-allocator-upstream.h"
 #include "cutool/tool.h"
-#include "tests/cudamatrix/host-allocator-upstream.h"
 
 #include <cstdio>
 #include <memory>

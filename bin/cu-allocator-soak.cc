@@ -17,9 +17,9 @@
 #include "cudamatrix/cu-memory-snapshot.h"
 #include "cudamatrix/cu-planned-scope.h"
 #include "cutool/alloc-stress.h"
+#include "cutool/host-allocator-upstream.h"
 #include "cutool/tool.h"
 #include "matrix/matrix.h"
-#include "tests/cudamatrix/host-allocator-upstream.h"
 
 #include <atomic>
 #include <chrono>

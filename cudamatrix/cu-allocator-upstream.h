@@ -12,7 +12,7 @@
 //     Allocate/Release are cudaMalloc/cudaFree (pass-through mode);
 //   - NewCudaAllocatorUpstream(): cudaMalloc / cudaFree / cudaMemGetInfo on the current device
 //     (cu-allocator-cuda.cc); no expandable regions;
-//   - test::HostAllocatorUpstream (tests/cudamatrix/host-allocator-upstream.h): aligned host
+//   - test::HostAllocatorUpstream (cutool/host-allocator-upstream.h): aligned host
 //     memory with a capacity limit and call counters, and optionally a VMM-like mode over mmap, so
 //     that the allocator's bookkeeping, its growth, its out-of-memory path and its thread rule
 //     are tested on machines without a GPU.

@@ -5,9 +5,9 @@
 // Caching over a host upstream with a first region, growing on demand, passing every call
 // through, and caching over the real device (GPU only).
 #include "cudamatrix/cu-allocator.h"
+#include "cutool/host-allocator-upstream.h"
 #include "tests/cudamatrix/allocator-conformance.h"
 #include "tests/cudamatrix/cu-allocator-testing.h"
-#include "tests/cudamatrix/host-allocator-upstream.h"
 #include "tests/testing.h"
 
 #include <cstddef>

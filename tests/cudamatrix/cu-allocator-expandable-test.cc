@@ -7,8 +7,8 @@
 // and it counts every breach of the Reserve/Map/Unmap contract (NumContractViolations()).
 #include "base/error.h"
 #include "cudamatrix/cu-allocator.h"
+#include "cutool/host-allocator-upstream.h"
 #include "tests/cudamatrix/allocator-conformance.h"
-#include "tests/cudamatrix/host-allocator-upstream.h"
 #include "tests/cudamatrix/synthetic-allocator-workload.h"
 #include "tests/testing.h"
 

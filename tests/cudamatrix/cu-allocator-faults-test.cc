@@ -13,8 +13,8 @@
 #include "cudamatrix/cu-fault-injection.h"
 #include "cudamatrix/cu-pinned.h"
 #include "cutool/alloc-stress.h"
+#include "cutool/host-allocator-upstream.h"
 #include "tests/cudamatrix/cu-allocator-testing.h"
-#include "tests/cudamatrix/host-allocator-upstream.h"
 #include "tests/testing.h"
 
 #include <atomic>

@@ -6,8 +6,8 @@
 // memory is exact and cheap.
 #include "base/error.h"
 #include "cudamatrix/cu-allocator.h"
+#include "cutool/host-allocator-upstream.h"
 #include "tests/cudamatrix/cu-allocator-testing.h"
-#include "tests/cudamatrix/host-allocator-upstream.h"
 #include "tests/testing.h"
 
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 #define CUCTX_TESTS_CUDAMATRIX_CU_ALLOCATOR_TESTING_H_
 
 #include "cudamatrix/cu-allocator.h"
-#include "tests/cudamatrix/host-allocator-upstream.h"
+#include "cutool/host-allocator-upstream.h"
 
 #include <cstddef>
 #include <memory>

@@ -6,8 +6,8 @@
 // several threads deterministically: block stamps and the synchronization rule, then the syncs
 // and fragmentation of a synthetic multi-threaded nnet3-like workload, simulated and on real threads.
 #include "cudamatrix/cu-allocator.h"
+#include "cutool/host-allocator-upstream.h"
 #include "tests/cudamatrix/cu-allocator-testing.h"
-#include "tests/cudamatrix/host-allocator-upstream.h"
 #include "tests/cudamatrix/synthetic-allocator-workload.h"
 #include "tests/testing.h"
 

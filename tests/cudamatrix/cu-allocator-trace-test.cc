@@ -3,8 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "base/error.h"
 #include "cudamatrix/cu-allocator.h"
+#include "cutool/host-allocator-upstream.h"
 #include "tests/cudamatrix/cu-allocator-testing.h"
-#include "tests/cudamatrix/host-allocator-upstream.h"
 #include "tests/testing.h"
 
 #include <cstddef>

@@ -14,7 +14,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-thread-state.h"
-#include "tests/cudamatrix/host-allocator-upstream.h"
+#include "cutool/host-allocator-upstream.h"
 
 #include <atomic>
 #include <chrono>

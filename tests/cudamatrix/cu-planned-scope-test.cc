@@ -9,7 +9,7 @@
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-matrix.h"
-#include "tests/cudamatrix/host-allocator-upstream.h"
+#include "cutool/host-allocator-upstream.h"
 #include "tests/testing.h"
 
 #include <algorithm>

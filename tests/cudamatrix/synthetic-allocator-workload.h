@@ -5,7 +5,7 @@
 #define CUCTX_TESTS_CUDAMATRIX_SYNTHETIC_ALLOCATOR_WORKLOAD_H_
 
 #include "cudamatrix/cu-allocator.h"
-#include "tests/cudamatrix/host-allocator-upstream.h"
+#include "cutool/host-allocator-upstream.h"
 #include "tests/testing.h"
 
 #include <gtest/gtest.h>

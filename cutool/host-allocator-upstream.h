@@ -1,9 +1,10 @@
-// tests/cudamatrix/host-allocator-upstream.h: a CuAllocatorUpstream over aligned host memory (and,
+// cutool/host-allocator-upstream.h: a CuAllocatorUpstream over aligned host memory (and,
 // optionally, reserved and mapped host address space), so that the caching allocator's
-// bookkeeping is tested on machines without a GPU.
+// bookkeeping is tested on machines without a GPU and the allocator tools (cu-allocator-soak,
+// cu-allocator-snapshot) run without one. Header-only; used by tests/ and bin/.
 // SPDX-License-Identifier: Apache-2.0
-#ifndef CUCTX_TESTS_CUDAMATRIX_HOST_ALLOCATOR_UPSTREAM_H_
-#define CUCTX_TESTS_CUDAMATRIX_HOST_ALLOCATOR_UPSTREAM_H_
+#ifndef CUCTX_CUTOOL_HOST_ALLOCATOR_UPSTREAM_H_
+#define CUCTX_CUTOOL_HOST_ALLOCATOR_UPSTREAM_H_
 
 #include "cudamatrix/cu-allocator-upstream.h"
 
@@ -252,4 +253,4 @@ class HostAllocatorUpstream : public CuAllocatorUpstream {
 }  // namespace test
 }  // namespace cuctx
 
-#endif  // CUCTX_TESTS_CUDAMATRIX_HOST_ALLOCATOR_UPSTREAM_H_
+#endif  // CUCTX_CUTOOL_HOST_ALLOCATOR_UPSTREAM_H_
