@@ -62,29 +62,48 @@ CuDevice::~CuDevice() { DestroyHandles(); }
 
 void CuDevice::DestroyHandles() noexcept {
 #if CUCTX_HAVE_CUDA
-  // Thread exit or a new binding: destroy this thread's handles without throwing.
-  if (cublas_ != nullptr) {
-    cublasStatus_t s = cublasDestroy(cublas_);
-    if (s != CUBLAS_STATUS_SUCCESS)
-      internal::WarnStatus(internal::kCublasLib, s, "cublasDestroy", __func__, __FILE__, __LINE__);
-  }
-  if (cusparse_ != nullptr) {
-    cusparseStatus_t s = cusparseDestroy(cusparse_);
-    if (s != CUSPARSE_STATUS_SUCCESS)
-      internal::WarnStatus(internal::kCusparseLib, s, "cusparseDestroy", __func__, __FILE__,
-                           __LINE__);
-  }
-  if (curand_ != nullptr) {
-    curandStatus_t s = curandDestroyGenerator(curand_);
-    if (s != CURAND_STATUS_SUCCESS)
-      internal::WarnStatus(internal::kCurandLib, s, "curandDestroyGenerator", __func__, __FILE__,
-                           __LINE__);
-  }
-  if (cusolver_ != nullptr) {
-    cusolverStatus_t s = cusolverDnDestroy(cusolver_);
-    if (s != CUSOLVER_STATUS_SUCCESS)
-      internal::WarnStatus(internal::kCusolverLib, s, "cusolverDnDestroy", __func__, __FILE__,
-                           __LINE__);
+  // Thread exit or a new binding: destroy this thread's handles without throwing. Destroying a
+  // handle synchronizes the context inside the library (its error ignored there), and CUDA breaks
+  // every capture running on the device when that happens (a thread that ended during another
+  // thread's CuGraph::Capture invalidated it): wait until no capture runs. A thread that captures
+  // itself keeps its handles (leaked) rather than break its own capture.
+  if (cublas_ == nullptr && cusparse_ == nullptr && curand_ == nullptr && cusolver_ == nullptr)
+    return;
+  const auto destroy = [this] {
+    if (cublas_ != nullptr) {
+      cublasStatus_t s = cublasDestroy(cublas_);
+      if (s != CUBLAS_STATUS_SUCCESS)
+        internal::WarnStatus(internal::kCublasLib, s, "cublasDestroy", __func__, __FILE__,
+                             __LINE__);
+    }
+    if (cusparse_ != nullptr) {
+      cusparseStatus_t s = cusparseDestroy(cusparse_);
+      if (s != CUSPARSE_STATUS_SUCCESS)
+        internal::WarnStatus(internal::kCusparseLib, s, "cusparseDestroy", __func__, __FILE__,
+                             __LINE__);
+    }
+    if (curand_ != nullptr) {
+      curandStatus_t s = curandDestroyGenerator(curand_);
+      if (s != CURAND_STATUS_SUCCESS)
+        internal::WarnStatus(internal::kCurandLib, s, "curandDestroyGenerator", __func__, __FILE__,
+                             __LINE__);
+    }
+    if (cusolver_ != nullptr) {
+      cusolverStatus_t s = cusolverDnDestroy(cusolver_);
+      if (s != CUSOLVER_STATUS_SUCCESS)
+        internal::WarnStatus(internal::kCusolverLib, s, "cusolverDnDestroy", __func__, __FILE__,
+                             __LINE__);
+    }
+  };
+  if (internal::ThreadCapturing() || internal::ThreadStreamCapturing()) {
+    CUCTX_WARN << "a thread's library handles were dropped while it captures a CUDA graph; they "
+                  "are not destroyed (destroying them would break the capture)";
+  } else {
+    try {
+      internal::OutsideAllCaptures(destroy);
+    } catch (const std::exception& e) {
+      CUCTX_WARN << "destroying library handles: " << e.what();
+    }
   }
   cublas_ = nullptr;
   cusparse_ = nullptr;

@@ -16,6 +16,7 @@
 #include "tests/testing.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <exception>
 #include <gtest/gtest.h>
@@ -160,6 +161,37 @@ TEST(CuGraphThreadTest, TwoCapturingThreadsAndAnEagerThread) {
   eager.join();
   for (const std::string& f : failures.Take()) ADD_FAILURE() << f;
   EXPECT_FALSE(CuGraph::Capturing());
+}
+
+// A thread that ends while another thread captures: destroying its library handles synchronizes
+// the context inside cuBLAS/cuSOLVER, which broke the capture (cudaErrorStreamCaptureInvalidated)
+// until handle destruction waited for captures to end. The ending thread is released from inside
+// the capture and the capture keeps going for a while, so the destruction overlaps it.
+TEST(CuGraphThreadTest, ThreadEndingDuringAnotherThreadsCapture) {
+  CUCTX_REQUIRE_GPU();
+  CuDevice::Instantiate().AllowMultithreading();
+  std::atomic<bool> handle_made{false}, may_end{false};
+  std::thread ending([&] {
+    CuMatrix<float> a(16, 16), c(16, 16);
+    a.Set(1.0f);
+    c.AddMatMat(1.0f, a, kNoTrans, a, kNoTrans, 0.0f);  // makes this thread's cuBLAS handle
+    SynchronizeGpu();
+    handle_made = true;
+    while (!may_end) std::this_thread::yield();
+  });  // its CuDevice, with the handles, is destroyed as it ends
+  while (!handle_made) std::this_thread::yield();
+  CuMatrix<float> x(32, 32), y(32, 32);
+  x.Set(2.0f);
+  CuGraph graph = CuGraph::Capture([&] {
+    y.AddMatMat(1.0f, x, kNoTrans, x, kNoTrans, 0.0f);
+    may_end = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    y.Add(1.0f);
+  });
+  graph.Launch();
+  ending.join();
+  // Every element: 32 products of 2 x 2, plus 1.
+  EXPECT_EQ(y.Sum(), 32.0f * 32.0f * (32.0f * 4.0f + 1.0f));
 }
 
 }  // namespace
