@@ -52,6 +52,23 @@ inline ElementwiseShape MakeElementwiseShape(MatrixDim d) {
   return s;
 }
 
+// Launch shape of element-wise kernels that read one operand transposed (element (c, r) for dst
+// element (r, c)) without a shared-memory tile: a square 16 x 16 block, so that for each column
+// the block's 16 rows read 16 consecutive elements of the transposed operand, which other warps of
+// the block find in L1. With the 256 x 1 shape of MakeElementwiseShape every such read used 4 or 8
+// bytes of its 32-byte sector: unpacking a 1024 x 1024 float SpMatrix took 5.60 us against 3.78
+// us for Kaldi's 16 x 16 kernel (H200, kernel trace of Kaldi's cu-matrix-speed-test).
+inline ElementwiseShape MakeTransposedReadShape(MatrixDim d) {
+  constexpr int32_t kEdge = 16;
+  ElementwiseShape s;
+  s.block = dim3(kEdge, kEdge, 1);
+  const int64_t gx = (static_cast<int64_t>(d.cols) + kEdge - 1) / kEdge;
+  const int64_t gy = (static_cast<int64_t>(d.rows) + kEdge - 1) / kEdge;
+  s.grid = dim3(static_cast<unsigned>(gx < 65535 ? gx : 65535),
+                static_cast<unsigned>(gy < 65535 ? gy : 65535), 1);
+  return s;
+}
+
 // A matrix whose rows are contiguous (stride == cols, and the same for a second operand) is
 // processed as one long row, which keeps every lane busy for narrow shapes such as 4097x1.
 inline void CollapseIfContiguous(MatrixDim* d, int32_t* other_stride) {
@@ -219,23 +236,32 @@ void LaunchBinaryMap(MatrixDim d, const SrcReal* src, int32_t src_stride, Op op,
 
 // Transposing map: calls op(&dst(r, c), src(c, r)). Each block walks tiles of kCuTileDim x
 // kCuTileDim; a tile is read along src rows into shared memory and written along dst rows, so
-// both global accesses are coalesced. The +1 column avoids shared-memory bank conflicts.
+// both global accesses are coalesced. The +1 column avoids shared-memory bank conflicts. Each
+// thread's kCuTileDim / kCuTileRows loads of a tile are issued before any is used (a loop with a
+// constant trip count, unrolled): with the trip count starting at threadIdx.y the loads went out
+// one after another, and a 1024 x 1024 float transpose took 3.78 us against 2.66 us for Kaldi's
+// kernel of the same tile shape (H200, kernel trace of Kaldi's cu-matrix-speed-test).
 template <typename SrcReal, typename DstReal, typename Op>
 __global__ void TransposeMapKernel(MatrixDim d, const SrcReal* src, int32_t src_stride, Op op,
                                    DstReal* dst) {
+  constexpr int32_t kSteps = kCuTileDim / kCuTileRows;
   __shared__ SrcReal tile[kCuTileDim][kCuTileDim + 1];
   const int32_t tx = threadIdx.x, ty = threadIdx.y;
   for (int32_t r0 = blockIdx.y * kCuTileDim; r0 < d.rows; r0 += gridDim.y * kCuTileDim) {
     for (int32_t c0 = blockIdx.x * kCuTileDim; c0 < d.cols; c0 += gridDim.x * kCuTileDim) {
       // src row index = dst column, src column = dst row.
-      for (int32_t j = ty; j < kCuTileDim; j += kCuTileRows) {
-        const int32_t sr = c0 + j, sc = r0 + tx;
+      const int32_t sc = r0 + tx;
+#pragma unroll
+      for (int32_t k = 0; k < kSteps; ++k) {
+        const int32_t j = ty + k * kCuTileRows, sr = c0 + j;
         if (sr < d.cols && sc < d.rows)
           tile[j][tx] = src[static_cast<size_t>(sr) * src_stride + sc];
       }
       __syncthreads();
-      for (int32_t j = ty; j < kCuTileDim; j += kCuTileRows) {
-        const int32_t r = r0 + j, c = c0 + tx;
+      const int32_t c = c0 + tx;
+#pragma unroll
+      for (int32_t k = 0; k < kSteps; ++k) {
+        const int32_t j = ty + k * kCuTileRows, r = r0 + j;
         if (r < d.rows && c < d.cols) op(&dst[static_cast<size_t>(r) * d.stride + c], tile[tx][j]);
       }
       __syncthreads();

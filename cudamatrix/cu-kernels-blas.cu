@@ -13,8 +13,8 @@ namespace cuctx {
 namespace {
 
 // dst(r, c) = beta * dst(r, c) + alpha * s * op(m)(r, c), s = v[r] (by_rows) or v[c]. A
-// transposed m is read with stride m_stride along dst's rows: uncoalesced, but these ops are
-// memory-light next to the GEMMs around them, and one simple kernel keeps both paths exact.
+// transposed m is read with stride m_stride along dst's rows, in square blocks
+// (MakeTransposedReadShape) so that each block uses whole sectors of m through L1.
 template <typename Real>
 __global__ void AddDiagScaledMatKernel(MatrixDim d, Real alpha, const Real* v, bool by_rows,
                                        const Real* m, int32_t m_stride, bool trans, Real beta,
@@ -34,7 +34,8 @@ template <typename Real>
 void AddDiagScaledMat(MatrixDim d, Real alpha, const Real* v, bool by_rows, const Real* m,
                       int32_t m_stride, bool trans, Real beta, Real* dst, CuStream stream) {
   if (d.rows == 0 || d.cols == 0) return;
-  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
+  const internal::ElementwiseShape s =
+      trans ? internal::MakeTransposedReadShape(d) : internal::MakeElementwiseShape(d);
   AddDiagScaledMatKernel<<<s.grid, s.block, 0, stream>>>(d, alpha, v, by_rows, m, m_stride, trans,
                                                          beta, dst);
   CUCTX_CUDA_CHECK_LAUNCH("AddDiagScaledMatKernel");

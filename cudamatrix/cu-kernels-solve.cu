@@ -140,7 +140,11 @@ void FillUpper(MatrixDim d, bool mirror, Real* data, CuStream stream) {
 template <typename Real>
 void Unpack(MatrixDim d, const Real* packed, PackedLayout layout, Real* dst, CuStream stream) {
   if (d.rows == 0) return;
-  const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
+  // The upper and symmetric layouts read (part of) the packed data transposed; the lower one reads
+  // along packed rows, where the row-wise shape was faster (1024 x 1024: 4.06 against 4.16 us).
+  const internal::ElementwiseShape s = layout == PackedLayout::kLower
+                                           ? internal::MakeElementwiseShape(d)
+                                           : internal::MakeTransposedReadShape(d);
   UnpackKernel<<<s.grid, s.block, 0, stream>>>(d, packed, layout, dst);
   CUCTX_CUDA_CHECK_LAUNCH("UnpackKernel");
 }
