@@ -267,7 +267,6 @@ TEST(DeviceSnapshotTest, DeviceSnapshotMarksEveryGraphPool) {
   // events join the device's trace.
   const int32 saved_history = CuDevice::AllocatorOptions().history_events;
   CuDevice::AllocatorOptions().history_events = 10000;
-  const CuGraphMemory saved_mode = CuGraph::DefaultMemory();
   {
     CuMatrix<float> x(16, 32), y_shared, y_private, y_nodes;
     x.SetRandn();
@@ -333,7 +332,6 @@ TEST(DeviceSnapshotTest, DeviceSnapshotMarksEveryGraphPool) {
     ASSERT_EQ(cudaGraphDestroy(raw), cudaSuccess);
   }
   CuGraph::ReleaseUnusedMemory();
-  CuGraph::SetDefaultMemory(saved_mode);
   CuDevice::AllocatorOptions().history_events = saved_history;
 #endif
 }
