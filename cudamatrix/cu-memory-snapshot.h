@@ -46,11 +46,11 @@
 //                                           (cudaDeviceGetGraphMemAttribute); its address is a
 //                                           placeholder above every real one (2^52 + device *
 //                                           2^44), and no event refers to it
-//   a planned scope's block (CuPlannedScope) one 'active_allocated' block of the main pool with
-//                                           the block key cuctx_kind 'planned_scope' (its planned
-//                                           buffers are offsets inside it, not blocks; with
-//                                           --cuda-allocator-history, its alloc/free events carry
-//                                           the mark too)
+//   a planned scope's block (CuPlannedScope) one 'active_allocated' block of the main pool (its
+//                                           planned buffers are offsets inside it, not blocks);
+//                                           with --cuda-allocator-history (which keeps the marks)
+//                                           the block has cuctx_kind 'planned_scope' and its mark,
+//                                           and so do its alloc/free events
 //   pinned host pool                        PinnedHostAllocator::AppendSnapshot: one segment per
 //                                           page-locked block, cuctx_kind 'pinned_host',
 //                                           segment_type 'pinned', pool (-1, 0), on a device
