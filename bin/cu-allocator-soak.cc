@@ -340,8 +340,10 @@ int main(int argc, char* argv[]) {
         {
           // Where the time went: the threads' wall time by kind of work (the actions' kinds
           // also add up to "hook").
-          std::printf("time by kind (wall seconds summed over %d threads; the run had %.0f):\n",
-                      threads, r.seconds * threads);
+          std::printf(
+              "time by kind (wall seconds summed over %d threads, of %.0f thread-seconds in "
+              "all):\n",
+              threads, r.seconds * threads);
           auto row = [](const char* name, const cuctx::AllocStressResult::Work& w) {
             std::printf("  %-24s %9lld calls %10.2f s %10.3f ms each\n", name,
                         static_cast<long long>(w.count), w.seconds,
@@ -358,6 +360,18 @@ int main(int argc, char* argv[]) {
           row("hook (all actions)", r.hook_work);
           for (int k = 0; k < kNumActionKinds; ++k)
             row(kActionNames[k], times.Get(static_cast<ActionKind>(k)));
+          // The allocator's own side: its calls to the upstream (cudaMalloc or VMM map) and the
+          // syncs its cross-thread rule forced.
+          std::printf(
+              "upstream: %lld allocations and %lld maps (%lld failed) in %.2f s, %lld unmapped "
+              "ranges, %lld releases; %lld cross-thread syncs, %lld out-of-memory errors\n",
+              static_cast<long long>(after.num_upstream_allocs),
+              static_cast<long long>(after.num_upstream_maps),
+              static_cast<long long>(after.num_upstream_map_failures + after.num_upstream_failures),
+              after.upstream_alloc_seconds, static_cast<long long>(after.num_upstream_unmaps),
+              static_cast<long long>(after.num_upstream_releases),
+              static_cast<long long>(after.num_syncs),
+              static_cast<long long>(after.num_oom_errors));
         }
         if (faults) {
           const cuctx::FaultInjector::Counters fc = cuctx::FaultInjector::GetCounters();
