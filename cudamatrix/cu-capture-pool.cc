@@ -50,6 +50,7 @@ CapturePool::CapturePool(const CuAllocatorOptions& device_options, int region_qu
 }
 
 void CapturePool::SetSnapshotUse(Use use) {
+  OrderedLockGuard<std::mutex> lock(mutex_, kScopeLock);  // snapshots may read the label
   const std::string n = std::to_string(number_);
   switch (use) {
     case Use::kPrivate:
