@@ -10,6 +10,7 @@
 // (header-only), so that the soak and the tests exercise the same double.
 #include "base/error.h"
 #include "cudamatrix/cu-allocator.h"
+#include "cudamatrix/cu-device-snapshot.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-fault-injection.h"
 #include "cudamatrix/cu-graph.h"
@@ -25,6 +26,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -37,8 +39,9 @@ const char* kUsage =
     "provokes an out-of-memory error and checks that allocation recovers, or runs a planned "
     "scope.\n"
     "Prints operations, corruptions (must be 0), double hand-outs (0), leaks (0), syncs per 1000\n"
-    "frees and peak held / peak in use, and writes a memory snapshot (PyTorch's format) at the "
-    "end.\n"
+    "frees, peak held / peak in use and where the threads' time went (by kind of work and of\n"
+    "action), and writes a memory snapshot (PyTorch's format) at the end: on a GPU of the whole\n"
+    "device, its graph pools marked.\n"
     "Exit 0 when every check passed, 1 otherwise, 3 with --use-gpu=yes and no GPU.\n"
     "Without a GPU it soaks an allocator over host memory with the same options.\n"
     "\n"
@@ -46,6 +49,41 @@ const char* kUsage =
     " e.g.: cu-allocator-soak --use-gpu=yes --seconds=480 --snapshot=soak.pickle\n";
 
 using cuctx::int64;
+
+// Wall time of the extra actions, per kind (summed over the threads).
+enum ActionKind { kGraph, kGrowth, kOom, kRecovery, kPlanned, kNumActionKinds };
+const char* const kActionNames[kNumActionKinds] = {"action: graph", "action: growth+release",
+                                                   "action: provoked OOM", "action: OOM recovery",
+                                                   "action: planned"};
+
+class ActionTimes {
+ public:
+  template <typename F>
+  void Time(ActionKind kind, F&& body) {
+    const auto start = std::chrono::steady_clock::now();
+    struct Done {
+      ActionTimes* self;
+      ActionKind kind;
+      std::chrono::steady_clock::time_point start;
+      ~Done() {
+        const double s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::lock_guard<std::mutex> lock(self->mutex_);
+        ++self->work_[kind].count;
+        self->work_[kind].seconds += s;
+      }
+    } done{this, kind, start};
+    body();
+  }
+  cuctx::AllocStressResult::Work Get(ActionKind kind) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return work_[kind];
+  }
+
+ private:
+  std::mutex mutex_;
+  cuctx::AllocStressResult::Work work_[kNumActionKinds];
+};
 
 struct Counters {
   std::atomic<int64> graphs{0}, graph_mismatches{0}, growths{0}, ooms_provoked{0},
@@ -152,6 +190,7 @@ int main(int argc, char* argv[]) {
         const size_t growth_bytes = static_cast<size_t>(growth_mb) << 20;
         const cuctx::CuAllocatorStats before = allocator->GetStats();
         Counters c;
+        ActionTimes times;
         cuctx::CuMemoryPlans plans;
         cuctx::AllocStressOptions so;
         so.threads = threads;
@@ -178,56 +217,64 @@ int main(int argc, char* argv[]) {
         so.hook = [&](int, std::mt19937_64* rng) {
           switch ((*rng)() % 4) {
             case 0:
-              action([&] { GraphAction(&c, rng); });
+              times.Time(kGraph, [&] { action([&] { GraphAction(&c, rng); }); });
               break;
             case 1: {  // grow by a large block, then give the cache back
-              action([&] {
-                void* p = allocator->Malloc(growth_bytes);
-                allocator->Free(p);
-                allocator->ReleaseCachedMemory();
-                ++c.growths;
+              times.Time(kGrowth, [&] {
+                action([&] {
+                  void* p = allocator->Malloc(growth_bytes);
+                  allocator->Free(p);
+                  allocator->ReleaseCachedMemory();
+                  ++c.growths;
+                });
               });
               break;
             }
             case 2: {  // ask for more than the device has, then check that allocation recovers
-              action([&] {
+              times.Time(kOom, [&] {
+                action([&] {
+                  try {
+                    void* p = allocator->Malloc(2 * total_bytes);
+                    allocator->Free(p);
+                    ++c.oom_not_thrown;
+                  } catch (const cuctx::OutOfMemoryError&) {
+                    ++c.ooms_provoked;
+                  }
+                });
+              });
+              times.Time(kRecovery, [&] {
                 try {
-                  void* p = allocator->Malloc(2 * total_bytes);
-                  allocator->Free(p);
-                  ++c.oom_not_thrown;
+                  action([&] {
+                    allocator->Free(allocator->Malloc(1 << 20));
+                    ++c.recoveries;
+                  });
                 } catch (const cuctx::OutOfMemoryError&) {
-                  ++c.ooms_provoked;
+                  ++c.recovery_failures;  // possible only if the other threads hold it all
                 }
               });
-              try {
-                action([&] {
-                  allocator->Free(allocator->Malloc(1 << 20));
-                  ++c.recoveries;
-                });
-              } catch (const cuctx::OutOfMemoryError&) {
-                ++c.recovery_failures;  // possible only if the other threads hold it all
-              }
               break;
             }
             default: {  // a planned iteration: the same requests every time for each key
               const int key = static_cast<int>((*rng)() % 3);
-              action([&] {
-                cuctx::CuPlannedScope scope(&plans, "soak=" + std::to_string(key), allocator);
-                void* held[3] = {nullptr, nullptr, nullptr};  // freed here if a Malloc throws
-                try {
-                  held[0] = scope.Malloc(static_cast<size_t>(key + 1) << 16);
-                  held[1] = scope.Malloc(static_cast<size_t>(3 - key) << 14);
-                  scope.Free(held[0]);
-                  held[0] = nullptr;
-                  held[2] = scope.Malloc(static_cast<size_t>(key + 2) << 15);
-                } catch (...) {
-                  for (void* p : held) scope.Free(p);
-                  throw;
-                }
-                scope.Free(held[1]);
-                scope.Free(held[2]);
-                ++c.planned_scopes;
-                c.planned_served += scope.NumServed();
+              times.Time(kPlanned, [&] {
+                action([&] {
+                  cuctx::CuPlannedScope scope(&plans, "soak=" + std::to_string(key), allocator);
+                  void* held[3] = {nullptr, nullptr, nullptr};  // freed here if a Malloc throws
+                  try {
+                    held[0] = scope.Malloc(static_cast<size_t>(key + 1) << 16);
+                    held[1] = scope.Malloc(static_cast<size_t>(3 - key) << 14);
+                    scope.Free(held[0]);
+                    held[0] = nullptr;
+                    held[2] = scope.Malloc(static_cast<size_t>(key + 2) << 15);
+                  } catch (...) {
+                    for (void* p : held) scope.Free(p);
+                    throw;
+                  }
+                  scope.Free(held[1]);
+                  scope.Free(held[2]);
+                  ++c.planned_scopes;
+                  c.planned_served += scope.NumServed();
+                });
               });
               break;
             }
@@ -245,7 +292,9 @@ int main(int argc, char* argv[]) {
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
           if (snapshot.empty() || done.load()) return;
           try {
-            cuctx::MemorySnapshot s = allocator->Snapshot();
+            // On a GPU the whole device: its allocator, the threads' graph pools, graph nodes and
+            // pinned host blocks (cu-device-snapshot.h).
+            cuctx::MemorySnapshot s = gpu ? cuctx::DeviceMemorySnapshot() : allocator->Snapshot();
             s.source = "cu-allocator-soak";
             cuctx::WriteMemorySnapshotFile(s, snapshot);
           } catch (const std::exception& e) {
@@ -288,6 +337,42 @@ int main(int argc, char* argv[]) {
         std::printf("malloc failures: %lld (%lld out of memory)\n",
                     static_cast<long long>(r.malloc_failures),
                     static_cast<long long>(r.oom_errors));
+        {
+          // Where the time went: the threads' wall time by kind of work (the actions' kinds
+          // also add up to "hook").
+          std::printf(
+              "time by kind (wall seconds summed over %d threads, of %.0f thread-seconds in "
+              "all):\n",
+              threads, r.seconds * threads);
+          auto row = [](const char* name, const cuctx::AllocStressResult::Work& w) {
+            std::printf("  %-24s %9lld calls %10.2f s %10.3f ms each\n", name,
+                        static_cast<long long>(w.count), w.seconds,
+                        w.count > 0 ? 1e3 * w.seconds / w.count : 0.0);
+          };
+          row("malloc", r.malloc_work);
+          row("free", r.free_work);
+          row("fill (poison)", r.fill_work);
+          row("poison check", r.check_work);
+          row("hand-off stream wait", r.handoff_work);
+          row("SynchronizeGpu", r.sync_work);
+          row("stream drained", r.drain_work);
+          row("ReleaseCachedMemory", r.release_work);
+          row("hook (all actions)", r.hook_work);
+          for (int k = 0; k < kNumActionKinds; ++k)
+            row(kActionNames[k], times.Get(static_cast<ActionKind>(k)));
+          // The allocator's own side: its calls to the upstream (cudaMalloc or VMM map) and the
+          // syncs its cross-thread rule forced.
+          std::printf(
+              "upstream: %lld allocations and %lld maps (%lld failed) in %.2f s, %lld unmapped "
+              "ranges, %lld releases; %lld cross-thread syncs, %lld out-of-memory errors\n",
+              static_cast<long long>(after.num_upstream_allocs),
+              static_cast<long long>(after.num_upstream_maps),
+              static_cast<long long>(after.num_upstream_map_failures + after.num_upstream_failures),
+              after.upstream_alloc_seconds, static_cast<long long>(after.num_upstream_unmaps),
+              static_cast<long long>(after.num_upstream_releases),
+              static_cast<long long>(after.num_syncs),
+              static_cast<long long>(after.num_oom_errors));
+        }
         if (faults) {
           const cuctx::FaultInjector::Counters fc = cuctx::FaultInjector::GetCounters();
           std::printf(

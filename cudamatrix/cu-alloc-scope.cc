@@ -83,5 +83,11 @@ bool FreeScopedMemory(void* ptr) {
   return false;
 }
 
+void AppendScopedMemorySnapshots(int device, MemorySnapshot* out) {
+  OwnerList& l = Owners();
+  OrderedLockGuard<std::mutex> lock(l.mutex, kOwnersLock);
+  for (auto& owner : l.owners) owner->AppendSnapshot(device, out);
+}
+
 }  // namespace internal
 }  // namespace cuctx

@@ -7,6 +7,7 @@
 #include "cudamatrix/cu-allocator-async.h"
 
 #include "base/error.h"
+#include "cudamatrix/cu-fault-injection.h"
 
 #include <utility>
 
@@ -70,6 +71,9 @@ class AsyncAllocatorUpstream : public CuAllocatorUpstream {
       // Freed memory stays in the pool (threshold above), in chunks that may be too small for
       // this request while they keep the device from backing a larger one; and frees queued on
       // streams may not have run yet. So wait for them, give the unused chunks back, and retry.
+      if (FaultInjector::ShouldFail(FaultSite::kStream))
+        FaultInjector::Throw(FaultSite::kStream,
+                             "cudaDeviceSynchronize (before trimming the pool)");
       internal::OutsideCaptures(device_, [] { CUCTX_CUDA_CHECK(cudaDeviceSynchronize()); });
       CUCTX_CUDA_CHECK(cudaMemPoolTrimTo(pool_, 0));
       ptr = TryAllocate(bytes);
@@ -84,6 +88,8 @@ class AsyncAllocatorUpstream : public CuAllocatorUpstream {
   }
 
   void SynchronizeAllStreams() override {
+    if (FaultInjector::ShouldFail(FaultSite::kStream))
+      FaultInjector::Throw(FaultSite::kStream, "SynchronizeAllStreams (cudaDeviceSynchronize)");
     if (synchronize_gpu_) {
       synchronize_gpu_();
     } else {
@@ -102,6 +108,8 @@ class AsyncAllocatorUpstream : public CuAllocatorUpstream {
   }
 
   void MemoryInfo(size_t* free_bytes, size_t* total_bytes) override {
+    if (FaultInjector::ShouldFail(FaultSite::kDevice))
+      FaultInjector::Throw(FaultSite::kDevice, "cudaMemGetInfo(&free_bytes, &total_bytes)");
     DeviceScope scope(device_);
     CUCTX_CUDA_CHECK(scope.Status());
     CUCTX_CUDA_CHECK(cudaMemGetInfo(free_bytes, total_bytes));
@@ -117,6 +125,9 @@ class AsyncAllocatorUpstream : public CuAllocatorUpstream {
   // One cudaMallocAsync from our pool (not the device's current pool, which other code may use or
   // replace) on the calling thread's stream; nullptr when the device is out of memory.
   void* TryAllocate(size_t bytes) {
+    // CUCTX_FAULT_INJECT: fails as the pool being out of memory (before the driver is asked, so
+    // nothing is allocated).
+    if (FaultInjector::ShouldFail(FaultSite::kDevice)) return nullptr;
     void* ptr = nullptr;
     const cudaError_t status = cudaMallocFromPoolAsync(&ptr, bytes, pool_, cudaStreamPerThread);
     if (status == cudaErrorMemoryAllocation) {

@@ -77,6 +77,12 @@ namespace cuctx {
 //   Name(): "CUDA device <id> (cudaMallocAsync pool)". MapGranularity(): 0 (no expandable
 //     regions).
 //
+// Fault injection (CUCTX_FAULT_INJECT, ScopedFaultInjection; cu-fault-injection.h): each
+// cudaMallocFromPoolAsync attempt is a "device" call that fails as out of memory (so one failure
+// exercises the sync-trim-retry path above, two in a row give nullptr and OutOfMemoryError),
+// MemoryInfo a "device" call that throws, the sync before the retry and SynchronizeAllStreams
+// "stream" calls that throw CudaError. Release is never failed.
+//
 // `synchronize_gpu` is called with the allocator's mutex held, so it must not call back into the
 // allocator (see NewCudaAllocatorUpstream in cu-allocator-upstream.h). Throws cuctx::Error when
 // the device does not support memory pools (cudaDevAttrMemoryPoolsSupported), cuctx::CudaError

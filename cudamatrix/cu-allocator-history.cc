@@ -13,11 +13,18 @@ AllocatorHistory::AllocatorHistory(size_t max_events, int frame_depth)
   CUCTX_CHECK(max_events_ > 0) << "AllocatorHistory needs room for at least one event";
 }
 
-void AllocatorHistory::Record(const char* action, const void* addr, size_t size, uint64 stream,
-                              uint64 thread, SnapshotFrames frames, size_t device_free) {
+void AllocatorHistory::Push(const char* action, const void* addr, size_t size, uint64 stream,
+                            uint64 thread, SnapshotFrames frames, size_t device_free,
+                            std::shared_ptr<const SnapshotMark> mark) {
   if (events_.size() == max_events_) events_.pop_front();
   events_.push_back(Entry{action, reinterpret_cast<uintptr_t>(addr), size, stream, thread,
-                          SnapshotTimeUs(), device_free, std::move(frames)});
+                          SnapshotTimeUs(), device_free, NextSnapshotSeq(), std::move(frames),
+                          std::move(mark)});
+}
+
+void AllocatorHistory::Record(const char* action, const void* addr, size_t size, uint64 stream,
+                              uint64 thread, SnapshotFrames frames, size_t device_free) {
+  Push(action, addr, size, stream, thread, std::move(frames), device_free, nullptr);
 }
 
 void AllocatorHistory::NoteAlloc(const void* addr, size_t requested, size_t size, uint64 thread) {
@@ -26,19 +33,22 @@ void AllocatorHistory::NoteAlloc(const void* addr, size_t requested, size_t size
   Live& live = live_[addr];
   live.requested = requested;
   live.frames = frames;
-  Record("alloc", addr, size, thread, thread, std::move(frames));
+  live.mark = ScopedSnapshotMark::Current();
+  Push("alloc", addr, size, thread, thread, std::move(frames), 0, live.mark);
 }
 
 void AllocatorHistory::NoteFree(const void* addr, size_t size, uint64 thread) {
   SnapshotFrames frames;
+  std::shared_ptr<const SnapshotMark> mark;
   auto it = live_.find(addr);
   if (it != live_.end()) {
     frames = std::move(it->second.frames);
+    mark = std::move(it->second.mark);
     live_.erase(it);
   }
   // A cuctx Free completes at once; the viewers join the pair into one "free".
-  Record("free_requested", addr, size, thread, thread, frames);
-  Record("free_completed", addr, size, thread, thread, std::move(frames));
+  Push("free_requested", addr, size, thread, thread, frames, 0, mark);
+  Push("free_completed", addr, size, thread, thread, std::move(frames), 0, std::move(mark));
 }
 
 void AllocatorHistory::SetRequested(const void* addr, size_t requested) {
@@ -51,7 +61,8 @@ const AllocatorHistory::Live* AllocatorHistory::FindLive(const void* addr) const
   return it == live_.end() ? nullptr : &it->second;
 }
 
-void AllocatorHistory::AppendEvents(std::vector<SnapshotEvent>* out) const {
+void AllocatorHistory::AppendEvents(std::vector<SnapshotEvent>* out,
+                                    const std::string& label) const {
   for (const Entry& e : events_) {
     SnapshotEvent s;
     s.action = e.action;
@@ -61,7 +72,10 @@ void AllocatorHistory::AppendEvents(std::vector<SnapshotEvent>* out) const {
     s.thread = e.thread;
     s.time_us = e.time_us;
     s.device_free = e.device_free;
-    s.frames = e.frames.Symbolize();
+    s.seq = e.seq;
+    if (e.mark != nullptr) s.frames.push_back(MarkFrame(e.mark->description));
+    if (!label.empty()) s.frames.push_back(MarkFrame(label));
+    for (SnapshotFrame& f : e.frames.Symbolize()) s.frames.push_back(std::move(f));
     out->push_back(std::move(s));
   }
 }

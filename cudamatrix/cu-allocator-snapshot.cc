@@ -11,16 +11,19 @@
 namespace cuctx {
 namespace internal {
 
-void AllocatorImpl::SetSnapshotLabel(int device, int64 pool_id, const std::string& kind) {
+void AllocatorImpl::SetSnapshotLabel(int device, int64 pool_id, const std::string& kind,
+                                     int64 pool_id_shared, const std::string& description) {
   Guard lock(this);
   snapshot_device_ = device;
   snapshot_pool_ = pool_id;
+  snapshot_pool_shared_ = pool_id_shared;
   snapshot_kind_ = kind;
+  snapshot_description_ = description;
 }
 
-void AllocatorImpl::Snapshot(MemorySnapshot* out) {
+void AllocatorImpl::Snapshot(MemorySnapshot* out, bool note_event) {
   Guard lock(this);
-  if (history_ != nullptr)
+  if (history_ != nullptr && note_event)
     history_->Record("snapshot", nullptr, 0, 0, upstream_->CurrentThreadId());
   SnapshotLocked(out);
 }
@@ -40,11 +43,16 @@ void AllocatorImpl::SnapshotLocked(MemorySnapshot* out) {
     sb.size = size;
     sb.requested_size = size;
     sb.state = in_use ? "active_allocated" : "inactive";
-    if (in_use && history_ != nullptr) {
-      if (const AllocatorHistory::Live* live = history_->FindLive(addr)) {
-        sb.requested_size = live->requested;
-        sb.frames = live->frames.Symbolize();
-      }
+    const AllocatorHistory::Live* live =
+        in_use && history_ != nullptr ? history_->FindLive(addr) : nullptr;
+    if (live != nullptr && live->mark != nullptr) {
+      sb.kind = live->mark->kind;
+      sb.frames.push_back(MarkFrame(live->mark->description));
+    }
+    if (!snapshot_description_.empty()) sb.frames.push_back(MarkFrame(snapshot_description_));
+    if (live != nullptr) {
+      sb.requested_size = live->requested;
+      for (SnapshotFrame& f : live->frames.Symbolize()) sb.frames.push_back(std::move(f));
     }
     return sb;
   };
@@ -53,8 +61,10 @@ void AllocatorImpl::SnapshotLocked(MemorySnapshot* out) {
     s.device = snapshot_device_;
     s.address = reinterpret_cast<uintptr_t>(addr);
     s.pool_id = snapshot_pool_;
+    s.pool_id_shared = snapshot_pool_shared_;
     s.kind = snapshot_kind_.empty() ? kind : snapshot_kind_;
     s.is_expandable = expandable;
+    if (!snapshot_description_.empty()) s.frames.push_back(MarkFrame(snapshot_description_));
     return s;
   };
   for (const auto& d : direct_) {
@@ -91,7 +101,7 @@ void AllocatorImpl::SnapshotLocked(MemorySnapshot* out) {
     if (open) out->segments.push_back(std::move(s));
   }
   std::vector<SnapshotEvent>& trace = out->Trace(snapshot_device_);
-  if (history_ != nullptr) history_->AppendEvents(&trace);
+  if (history_ != nullptr) history_->AppendEvents(&trace, snapshot_description_);
 }
 
 void AllocatorImpl::NoteOutOfMemoryLocked(size_t bytes, size_t device_free) noexcept {
@@ -114,6 +124,7 @@ void AllocatorImpl::NoteOutOfMemoryLocked(size_t bytes, size_t device_free) noex
       e.thread = thread;
       e.time_us = SnapshotTimeUs();
       e.device_free = device_free;
+      e.seq = NextSnapshotSeq();
       snapshot.Trace(snapshot_device_).push_back(std::move(e));
     }
     WriteMemorySnapshotFile(snapshot, options_.snapshot_on_oom);
@@ -128,17 +139,23 @@ void AllocatorImpl::NoteOutOfMemoryLocked(size_t bytes, size_t device_free) noex
 MemorySnapshot CuMemoryAllocator::Snapshot() {
   MemorySnapshot snapshot;
   snapshot.source = "CuMemoryAllocator";
-  impl_->Snapshot(&snapshot);
+  impl_->Snapshot(&snapshot, true);
   return snapshot;
+}
+
+void CuMemoryAllocator::AppendSnapshot(MemorySnapshot* out) {
+  CUCTX_CHECK(out != nullptr) << "CuMemoryAllocator::AppendSnapshot needs a snapshot";
+  impl_->Snapshot(out, false);
 }
 
 void CuMemoryAllocator::WriteSnapshot(const std::string& path) {
   WriteMemorySnapshotFile(Snapshot(), path);
 }
 
-void CuMemoryAllocator::SetSnapshotLabel(int device, int64 pool_id, const std::string& kind) {
+void CuMemoryAllocator::SetSnapshotLabel(int device, int64 pool_id, const std::string& kind,
+                                         int64 pool_id_shared, const std::string& description) {
   CUCTX_CHECK(device >= 0) << "SetSnapshotLabel: device " << device << " is not a device index";
-  impl_->SetSnapshotLabel(device, pool_id, kind);
+  impl_->SetSnapshotLabel(device, pool_id, kind, pool_id_shared, description);
 }
 
 }  // namespace cuctx

@@ -84,6 +84,8 @@ class VmmAllocatorUpstream : public CuAllocatorUpstream {
                        std::unique_ptr<CuAllocatorUpstream> cuda)
       : api_(DriverApi()), device_(device), granule_(granule), cuda_(std::move(cuda)) {
     prop_ = PhysicalProperties(cu_device);
+    size_t free_bytes = 0;
+    cuda_->MemoryInfo(&free_bytes, &total_bytes_);
     CUmemAccessDesc own = {};
     own.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     own.location.id = cu_device;
@@ -140,6 +142,13 @@ class VmmAllocatorUpstream : public CuAllocatorUpstream {
   }
 
   bool Map(void* addr, size_t bytes) override {
+    // More than the device's memory can never be mapped: say so at once. Granule by granule,
+    // the driver refuses only once all free memory is mapped, which must then be unmapped again:
+    // for such a request (the soak's provoked out-of-memory errors) every free 2 MiB granule
+    // created, mapped and unmapped, with the allocator's mutex held, in each of the allocator's
+    // attempts before it throws OutOfMemoryError. (Asking for the free memory here instead would
+    // be a runtime call during other threads' global-mode captures.)
+    if (bytes > total_bytes_) return false;
     std::lock_guard<std::mutex> lock(access_mutex_);
     char* const begin = static_cast<char*>(addr);
     size_t done = 0;
@@ -209,6 +218,7 @@ class VmmAllocatorUpstream : public CuAllocatorUpstream {
   const int device_;
   const size_t granule_;
   std::unique_ptr<CuAllocatorUpstream> cuda_;
+  size_t total_bytes_ = 0;  // the device's memory (cudaMemGetInfo at construction)
   CUmemAllocationProp prop_;
   // Guards access_ and mapped_: GrantPeerAccess comes from the thread setting up another device.
   std::mutex access_mutex_;

@@ -297,10 +297,16 @@ class CuMemoryAllocator {
   // thrown, with an "oom" event carrying the upstream's free memory.
   MemorySnapshot Snapshot();
   void WriteSnapshot(const std::string& path);
-  // Labels this allocator's segments: the device index (default 0), segment_pool_id (pool_id, 0)
-  // and cuctx_kind (empty: by region type). CuDevice labels its allocators with their device; a
-  // graph's private pool would use its own pool id and "graph_pool".
-  void SetSnapshotLabel(int device, int64 pool_id, const std::string& kind);
+  // The same segments and events appended to `out` (its trace of this allocator's device), with
+  // no "snapshot" event: for a snapshot of several allocators (cu-device-snapshot.h), whose
+  // writer calls out->OrderTraces() once all are in.
+  void AppendSnapshot(MemorySnapshot* out);
+  // Labels this allocator's segments: the device index (default 0), segment_pool_id
+  // (pool_id, pool_id_shared) and cuctx_kind (empty: by region type); a non-empty `description`
+  // marks its segments, blocks and events with the frame MarkFrame(description). CuDevice labels
+  // its allocators with their device; graph pools (internal/cu-capture-pool.h) label theirs.
+  void SetSnapshotLabel(int device, int64 pool_id, const std::string& kind,
+                        int64 pool_id_shared = 0, const std::string& description = "");
 
   const CuAllocatorOptions& Options() const;
   CuAllocatorUpstream& Upstream();

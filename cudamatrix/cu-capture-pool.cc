@@ -6,9 +6,13 @@
 #include "base/error.h"
 #include "cudamatrix/cu-allocator-upstream.h"
 #include "cudamatrix/cu-allocator.h"
+#include "cudamatrix/cu-thread-state.h"
 #include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-lock-order.h"
 
+#include <algorithm>
+#include <atomic>
+#include <string>
 #include <utility>
 
 namespace cuctx {
@@ -39,6 +43,35 @@ CapturePool::CapturePool(const CuAllocatorOptions& device_options, int region_qu
   allocator_ = std::make_unique<CuMemoryAllocator>(
       PoolOptions(device_options, region_quantum_mb),
       NewDeviceAllocatorUpstream(device_options.upstream, [] {}));
+  static std::atomic<int64> pools{0};
+  number_ = pools.fetch_add(1, std::memory_order_relaxed) + 1;
+  device_ = std::max(0, ThreadDevice());
+  SetSnapshotUse(Use::kPrivate);
+}
+
+void CapturePool::SetSnapshotUse(Use use) {
+  OrderedLockGuard<std::mutex> lock(mutex_, kScopeLock);  // snapshots may read the label
+  const std::string n = std::to_string(number_);
+  switch (use) {
+    case Use::kPrivate:
+      allocator_->SetSnapshotLabel(device_, number_, "graph_pool_private", 0,
+                                   "graph pool " + n + " (a CuGraph's private pool)");
+      break;
+    case Use::kShared:
+      allocator_->SetSnapshotLabel(device_, 0, "graph_pool_shared", number_,
+                                   "graph pool " + n + " (a CuGraphPool shared by captures)");
+      break;
+    case Use::kForeign:
+      allocator_->SetSnapshotLabel(device_, number_, "graph_pool_foreign", 0,
+                                   "graph pool " + n + " (a capture begun outside cuctx)");
+      break;
+  }
+}
+
+void CapturePool::AppendSnapshot(int device, MemorySnapshot* out) {
+  if (device != device_) return;
+  OrderedLockGuard<std::mutex> lock(mutex_, kScopeLock);
+  allocator_->AppendSnapshot(out);
 }
 
 CapturePool::~CapturePool() = default;

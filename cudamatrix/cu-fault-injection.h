@@ -17,6 +17,9 @@
 //            OutOfMemoryError)
 //   event    PinnedHostAllocator's cudaEventRecord on Free and cudaEventQuery on reuse (throws
 //            CudaError; a Free that fails leaves the block with its owner)
+// The async backend (--cuda-allocator=async, cu-allocator-async.h) asks at the same sites inside
+// its upstream: device (each cudaMallocFromPoolAsync attempt: out of memory; MemoryInfo: throws)
+// and stream (its syncs: throw).
 // Calls that give memory back (Release, Unmap, Unreserve, cudaFreeHost) are never failed: they
 // cannot report a failure to anyone (the real ones log and go on).
 //

@@ -81,6 +81,7 @@ std::shared_ptr<ForeignPool> CurrentPool(const CuAllocatorOptions& options) {
   // Setting the pool up queries the device; relaxed, so that a capture in the global or
   // thread-local mode allows it.
   RunInRelaxedCaptureMode([&] { fp->pool = std::make_shared<CapturePool>(options, 2); });
+  fp->pool->SetSnapshotUse(CapturePool::Use::kForeign);
   RegisterScopedMemoryOwner(fp->pool);
   auto* holder = new std::shared_ptr<ForeignPool>(fp);
   cudaUserObject_t object = nullptr;

@@ -327,6 +327,7 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
       }
       if (pool->pool == nullptr) {
         pool->pool = std::make_shared<internal::CapturePool>(CuDevice::AllocatorOptions(), 2);
+        pool->pool->SetSnapshotUse(internal::CapturePool::Use::kShared);
         pool->device = st.device;
         internal::RegisterScopedMemoryOwner(pool->pool);
       }

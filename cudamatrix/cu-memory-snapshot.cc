@@ -6,6 +6,7 @@
 #include "base/pickle-writer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -67,7 +68,7 @@ void WriteSegment(const SnapshotSegment& s, PickleWriter* w) {
   w->Str(s.segment_type);
   w->Str("segment_pool_id");
   w->Int(s.pool_id);
-  w->Int(0);
+  w->Int(s.pool_id_shared);
   w->Tuple2();
   w->Str("is_expandable");
   w->Bool(s.is_expandable);
@@ -87,6 +88,10 @@ void WriteSegment(const SnapshotSegment& s, PickleWriter* w) {
     w->UInt(b.requested_size);
     w->Str("state");
     w->Str(b.state);
+    if (!b.kind.empty()) {
+      w->Str("cuctx_kind");
+      w->Str(b.kind);
+    }
     w->Str("frames");
     WriteFrames(b.frames, w);
     w->EndDict();
@@ -164,6 +169,42 @@ std::vector<SnapshotEvent>& MemorySnapshot::Trace(int device) {
     device_traces.resize(static_cast<size_t>(device) + 1);
   return device_traces[static_cast<size_t>(device)];
 }
+
+void MemorySnapshot::OrderTraces() {
+  for (std::vector<SnapshotEvent>& trace : device_traces) {
+    std::stable_sort(trace.begin(), trace.end(),
+                     [](const SnapshotEvent& a, const SnapshotEvent& b) { return a.seq < b.seq; });
+    for (size_t i = 1; i < trace.size(); ++i)
+      trace[i].time_us = std::max(trace[i].time_us, trace[i - 1].time_us);
+  }
+}
+
+uint64 NextSnapshotSeq() {
+  static std::atomic<uint64> seq{0};
+  return seq.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+SnapshotFrame MarkFrame(const std::string& what) {
+  SnapshotFrame f;
+  f.filename = "cuctx";
+  f.line = 0;
+  f.name = what;
+  return f;
+}
+
+namespace {
+thread_local std::shared_ptr<const SnapshotMark> t_mark;
+}  // namespace
+
+ScopedSnapshotMark::ScopedSnapshotMark(std::string kind, std::string description)
+    : previous_(std::move(t_mark)) {
+  t_mark =
+      std::make_shared<const SnapshotMark>(SnapshotMark{std::move(kind), std::move(description)});
+}
+
+ScopedSnapshotMark::~ScopedSnapshotMark() { t_mark = std::move(previous_); }
+
+std::shared_ptr<const SnapshotMark> ScopedSnapshotMark::Current() { return t_mark; }
 
 int64 SnapshotTimeUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(

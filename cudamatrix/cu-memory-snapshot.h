@@ -20,19 +20,37 @@
 // events must end in the state its segments show; CuMemoryAllocator's writer keeps them so.
 //
 // How cuctx's concepts map onto the fields (what the viewer calls segments are the pieces of
-// memory the allocator got from the device):
+// memory the allocator got from the device). segment_pool_id is PyTorch's MempoolId_t: (0, 0) the
+// device's main pool, (n, 0) a pool a graph made for itself, (0, n) a pool made to be shared by
+// captures (PyTorch's graph_pool_handle()); cuctx numbers its graph pools from 1 in the order they
+// are made and uses negative first ids for memory that is no caching pool of the device. Marked
+// memory carries a first frame "cuctx:0:<what it is>", which the viewer prints on hover (segment
+// map: the segment's frames; timeline: the block's or event's frames):
 //   caching allocator region (cudaMalloc)  one segment, cuctx_kind 'region', segment_type 'large'
 //   expandable (VMM) region                 one segment per mapped run of granules (unmapped
 //                                           address space is no memory), is_expandable True,
 //                                           cuctx_kind 'expandable'; growth and release are the
 //                                           events 'segment_map' / 'segment_unmap'
 //   pass-through allocation                 one segment holding one block, cuctx_kind 'direct'
-//   a CuGraph's private pool                its allocator's segments, once labelled with
-//                                           CuMemoryAllocator::SetSnapshotLabel(device, pool,
-//                                           "graph_pool"): segment_pool_id (pool, 0)
-//   a planned scope's block                 one 'active_allocated' block of the allocator (with
-//                                           --cuda-allocator-history-frames, its frames are
-//                                           those of the scope's Malloc)
+//   graph pools (internal/cu-capture-pool.h: each is a caching allocator of its own, whose
+//   regions are segments as above, its Malloc/Free and growth events in the device's trace):
+//     a CuGraphPool (kSharedPool; also the   cuctx_kind 'graph_pool_shared', pool (0, n)
+//     capturing thread's default pool)
+//     a CuGraph's private pool (kPrivatePool) cuctx_kind 'graph_pool_private', pool (n, 0)
+//     the pool of a capture begun outside    cuctx_kind 'graph_pool_foreign', pool (n, 0)
+//     cuctx (cu-foreign-capture.h)
+//   graph memory nodes (kNodes)             the driver's, not cuctx's: one summary segment per
+//                                           device, cuctx_kind 'graph_nodes', pool (-2, 0), of
+//                                           the driver's reserved graph memory with one active
+//                                           block of the memory graphs use
+//                                           (cudaDeviceGetGraphMemAttribute); its address is a
+//                                           placeholder above every real one (2^52 + device *
+//                                           2^44), and no event refers to it
+//   a planned scope's block (CuPlannedScope) one 'active_allocated' block of the main pool (its
+//                                           planned buffers are offsets inside it, not blocks);
+//                                           with --cuda-allocator-history (which keeps the marks)
+//                                           the block has cuctx_kind 'planned_scope' and its mark,
+//                                           and so do its alloc/free events
 //   pinned host pool                        PinnedHostAllocator::AppendSnapshot: one segment per
 //                                           page-locked block, cuctx_kind 'pinned_host',
 //                                           segment_type 'pinned', pool (-1, 0), on a device
@@ -52,6 +70,9 @@
 //   upstream Allocate / Release             'segment_alloc' / 'segment_free'
 //   OutOfMemoryError                        'oom' with 'device_free' (the upstream's free bytes)
 //   SnapshotNow                             'snapshot'
+// A device's whole picture (main pool, graph pools, graph nodes, pinned host) is
+// DeviceMemorySnapshot() (cu-device-snapshot.h); the events of its several allocators are merged
+// into one trace in the order they happened (a process-wide sequence number).
 // requested_size is the size asked for when the allocator's history knows it, else the block size
 // (a multiple of 256). time_us is microseconds on the system clock.
 #ifndef CUCTX_CUDAMATRIX_CU_MEMORY_SNAPSHOT_H_
@@ -61,6 +82,7 @@
 
 #include <cstddef>
 #include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -90,6 +112,7 @@ struct SnapshotBlock {
   size_t size = 0;
   size_t requested_size = 0;
   std::string state;  // "active_allocated", "active_pending_free" or "inactive"
+  std::string kind;   // cuctx_kind of a marked block (e.g. planned_scope); empty: not written
   std::vector<SnapshotFrame> frames;
 };
 
@@ -100,9 +123,11 @@ struct SnapshotSegment {
   // allocated_size, active_size and requested_size are computed from the blocks by the writer.
   uint64 stream = 0;
   std::string segment_type = "large";
-  int64 pool_id = 0;  // segment_pool_id is (pool_id, 0); 0 is the device's main pool
+  // segment_pool_id is (pool_id, pool_id_shared); (0, 0) is the device's main pool.
+  int64 pool_id = 0;
+  int64 pool_id_shared = 0;
   bool is_expandable = false;
-  std::string kind;  // cuctx_kind: region, expandable, direct, graph_pool, pinned_host
+  std::string kind;  // cuctx_kind: region, expandable, direct, graph_pool_*, graph_nodes, ...
   std::vector<SnapshotFrame> frames;
   std::vector<SnapshotBlock> blocks;
 };
@@ -116,6 +141,7 @@ struct SnapshotEvent {
   int64 time_us = 0;
   size_t device_free = 0;  // oom only
   uint64 thread = 0;
+  uint64 seq = 0;  // process-wide order of recording (NextSnapshotSeq); not written
   std::vector<SnapshotFrame> frames;
 };
 
@@ -127,6 +153,41 @@ struct MemorySnapshot {
 
   // The trace of `device`, made (empty) together with those of lower devices if missing.
   std::vector<SnapshotEvent>& Trace(int device);
+  // Puts each device's events in the order they were recorded (by seq; events of several
+  // allocators appended one allocator after the other become one history) and makes time_us
+  // non-decreasing along it (two threads may read the clock in the other order, by a few us).
+  void OrderTraces();
+};
+
+// The next value of the process-wide event sequence (AllocatorHistory numbers its events with it).
+uint64 NextSnapshotSeq();
+
+// The frame that marks memory: {"cuctx", 0, what} (printed by the viewer as "cuctx:0:<what>").
+SnapshotFrame MarkFrame(const std::string& what);
+
+// What a mark says: the cuctx_kind of the blocks and a description for their first frame.
+struct SnapshotMark {
+  std::string kind;
+  std::string description;
+};
+
+// Marks the allocations the calling thread makes while it lives: an allocator with a history
+// (--cuda-allocator-history) keeps the mark with each block it hands out then, and its
+// snapshots show it (the block's cuctx_kind and a first frame MarkFrame(description), also on
+// the block's alloc and free events). CuPlannedScope marks its block this way. Scopes nest (the
+// innermost wins); one thread_local pointer, so cheap. Thread-safety: per thread.
+class ScopedSnapshotMark {
+ public:
+  ScopedSnapshotMark(std::string kind, std::string description);
+  ~ScopedSnapshotMark();
+  ScopedSnapshotMark(const ScopedSnapshotMark&) = delete;
+  ScopedSnapshotMark& operator=(const ScopedSnapshotMark&) = delete;
+
+  // The calling thread's innermost mark, or null.
+  static std::shared_ptr<const SnapshotMark> Current();
+
+ private:
+  std::shared_ptr<const SnapshotMark> previous_;
 };
 
 // Microseconds on the system clock, as the events' time_us.

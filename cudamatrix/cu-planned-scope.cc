@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
+#include "cudamatrix/cu-memory-snapshot.h"
 #include "cudamatrix/internal/cu-alloc-scope.h"
 #include "cudamatrix/internal/cu-storage.h"
 
@@ -68,13 +69,22 @@ namespace {
 // that no planned pointer is the start of the allocator's block (the allocator would take it for
 // the block itself). When a scope ends with planned memory still allocated, the block becomes a
 // scoped-memory owner and is freed after its last pointer.
+// The block's Malloc, marked for memory snapshots (cu-memory-snapshot.h: cuctx_kind
+// planned_scope), so that a snapshot tells it from an ordinary block.
+char* MarkedMalloc(CuMemoryAllocator* allocator, size_t bytes) {
+  ScopedSnapshotMark mark("planned_scope",
+                          "CuPlannedScope block (the planned buffers of a thread's "
+                          "scopes, at fixed offsets inside it)");
+  return static_cast<char*>(allocator->Malloc(bytes));
+}
+
 class PlanBlock : public internal::ScopedMemoryOwner {
  public:
   static constexpr size_t kLead = CuMemoryPlan::kAlignment;
 
   PlanBlock(CuMemoryAllocator* allocator, size_t capacity)
       : allocator_(allocator),
-        raw_(static_cast<char*>(allocator->Malloc(capacity + kLead))),
+        raw_(MarkedMalloc(allocator, capacity + kLead)),
         capacity_(capacity) {}
   ~PlanBlock() override {
     try {

@@ -86,5 +86,5 @@ cudamatrix_TESTS += cu-allocator-options-parse-test.cc
 
 # memory snapshots in PyTorch's format, and failures injected into the allocator layer's device calls
 cudamatrix_SRCS  += cu-memory-snapshot.cc cu-allocator-history.cc cu-allocator-snapshot.cc \
-                    cu-fault-injection.cc
-cudamatrix_TESTS += cu-allocator-snapshot-test.cc cu-allocator-faults-test.cc
+                    cu-fault-injection.cc cu-device-snapshot.cc
+cudamatrix_TESTS += cu-allocator-snapshot-test.cc cu-allocator-faults-test.cc cu-device-snapshot-test.cc

@@ -112,6 +112,22 @@ void WaitForStream(bool device) {
   (void)device;
 }
 
+// Adds the wall time of `body` to `work`.
+template <typename F>
+void Timed(AllocStressResult::Work* work, F&& body) {
+  const auto start = std::chrono::steady_clock::now();
+  struct Done {
+    AllocStressResult::Work* work;
+    std::chrono::steady_clock::time_point start;
+    ~Done() {
+      ++work->count;
+      work->seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  } done{work, start};
+  body();
+}
+
 void Worker(Shared* sh, int t) {
   const AllocStressOptions& o = *sh->options;
   if (o.thread_init) o.thread_init();
@@ -123,13 +139,15 @@ void Worker(Shared* sh, int t) {
   std::vector<unsigned char> host;
   unsigned char next_fill = static_cast<unsigned char>(16 * (t % 15) + 1);
   auto free_block = [&](const Live& b, bool check) {
-    if (check && !Intact(b, device, &host)) {
+    bool intact = true;
+    if (check) Timed(&r.check_work, [&] { intact = Intact(b, device, &host); });
+    if (!intact) {
       ++r.corruptions;
       sh->Error("thread " + std::to_string(t) + ": block of " + std::to_string(b.bytes) +
                 " bytes lost its pattern");
     }
     sh->registry.Erase(b);
-    sh->allocator->Free(b.ptr);
+    Timed(&r.free_work, [&] { sh->allocator->Free(b.ptr); });
     ++r.frees;
   };
   for (int64 step = 0;; ++step) {
@@ -151,7 +169,9 @@ void Worker(Shared* sh, int t) {
       const size_t cap = unit(rng) < 0.7 ? std::min<size_t>(o.max_bytes, 4096) : o.max_bytes;
       const size_t bytes = 1 + static_cast<size_t>(rng() % cap);
       try {
-        Live b{static_cast<unsigned char*>(sh->allocator->Malloc(bytes)), bytes, next_fill};
+        void* p = nullptr;
+        Timed(&r.malloc_work, [&] { p = sh->allocator->Malloc(bytes); });
+        Live b{static_cast<unsigned char*>(p), bytes, next_fill};
         next_fill = static_cast<unsigned char>(next_fill % 254 + 1);
         ++r.mallocs;
         r.bytes_allocated += static_cast<int64>(bytes);
@@ -160,7 +180,7 @@ void Worker(Shared* sh, int t) {
           sh->Error("thread " + std::to_string(t) + ": Malloc(" + std::to_string(bytes) +
                     ") returned memory that overlaps a live block");
         }
-        Fill(b, device);
+        Timed(&r.fill_work, [&] { Fill(b, device); });
         live.push_back(b);
       } catch (const OutOfMemoryError&) {
         ++r.malloc_failures;
@@ -175,7 +195,8 @@ void Worker(Shared* sh, int t) {
       live.pop_back();
       const double v = unit(rng);
       if (v < o.cross_thread_fraction && o.threads > 1) {
-        WaitForStream(device);  // the next thread's stream does not wait for this one
+        // The next thread's stream does not wait for this one.
+        Timed(&r.handoff_work, [&] { WaitForStream(device); });
         const int to = (t + 1) % o.threads;
         std::lock_guard<std::mutex> lock(sh->mailbox_mutex[to]);
         sh->mailbox[to].push_back(b);
@@ -184,7 +205,7 @@ void Worker(Shared* sh, int t) {
         // lose its next owner's pattern.
         Live garbage = b;
         garbage.fill = 0xEE;
-        Fill(garbage, device);
+        Timed(&r.fill_work, [&] { Fill(garbage, device); });
         free_block(b, false);
       } else {
         free_block(b, true);
@@ -192,19 +213,22 @@ void Worker(Shared* sh, int t) {
     }
     try {
       auto every = [step](int64 n) { return n > 0 && step % n == n - 1; };
-      if (every(o.sync_every)) sh->allocator->SynchronizeGpu();
+      if (every(o.sync_every)) Timed(&r.sync_work, [&] { sh->allocator->SynchronizeGpu(); });
       if (every(o.drained_every)) {
-        WaitForStream(device);
-        sh->allocator->NoteThreadStreamSynchronized();
+        Timed(&r.drain_work, [&] {
+          WaitForStream(device);
+          sh->allocator->NoteThreadStreamSynchronized();
+        });
       }
-      if (every(o.release_every)) sh->allocator->ReleaseCachedMemory();
+      if (every(o.release_every))
+        Timed(&r.release_work, [&] { sh->allocator->ReleaseCachedMemory(); });
     } catch (const CudaError&) {
       ++r.other_failures;
     }
     if (o.hook && o.hook_every > 0 && step % o.hook_every == o.hook_every - 1) {
       ++r.hook_calls;
       try {
-        o.hook(t, &rng);
+        Timed(&r.hook_work, [&] { o.hook(t, &rng); });
       } catch (const std::exception& e) {
         ++r.hook_errors;
         sh->Error("thread " + std::to_string(t) + " hook: " + e.what());
@@ -225,6 +249,15 @@ void Worker(Shared* sh, int t) {
   s.double_handouts += r.double_handouts;
   s.hook_calls += r.hook_calls;
   s.hook_errors += r.hook_errors;
+  s.malloc_work.Add(r.malloc_work);
+  s.free_work.Add(r.free_work);
+  s.fill_work.Add(r.fill_work);
+  s.check_work.Add(r.check_work);
+  s.handoff_work.Add(r.handoff_work);
+  s.sync_work.Add(r.sync_work);
+  s.drain_work.Add(r.drain_work);
+  s.release_work.Add(r.release_work);
+  s.hook_work.Add(r.hook_work);
 }
 
 }  // namespace

@@ -73,6 +73,25 @@ struct AllocStressResult {
   int64 hook_errors = 0;
   std::vector<std::string> errors;  // the first few unexpected errors, for the report
   double seconds = 0;
+  // Where the threads' time went: wall seconds summed over the threads, per kind of work, and how
+  // many times each ran (a slow run names its cause: see the soak tool's "time by kind" table).
+  struct Work {
+    int64 count = 0;
+    double seconds = 0;
+    void Add(const Work& o) {
+      count += o.count;
+      seconds += o.seconds;
+    }
+  };
+  Work malloc_work;   // Malloc (including growth and out-of-memory recovery inside it)
+  Work free_work;     // Free
+  Work fill_work;     // filling a block with its pattern (device: cudaMemsetAsync)
+  Work check_work;    // checking a block's pattern (device: two copies and a stream wait)
+  Work handoff_work;  // waiting for the stream before handing a block to another thread
+  Work sync_work;     // SynchronizeGpu
+  Work drain_work;    // stream wait + NoteThreadStreamSynchronized
+  Work release_work;  // ReleaseCachedMemory
+  Work hook_work;     // the hook (the soak's extra actions)
 };
 
 AllocStressResult RunAllocStress(CuMemoryAllocator* allocator, const AllocStressOptions& options);

@@ -9,8 +9,14 @@ Where PyTorch is installed (the GPU host), each file also goes through PyTorch's
 torch.cuda._memory_viz's segsum (which asserts that every segment's sizes add up), trace,
 trace_plot and segment_plot (the HTML pages, built without a browser).
 
+Marks (cu-memory-snapshot.h's mapping) are checked too: a graph pool's segments carry the
+segment_pool_id of their kind ((n, 0) private and foreign, (0, n) shared, n > 0), the device's
+main pool (0, 0); --expect-kind KIND asks for a segment or block whose cuctx_kind is KIND,
+--expect-mark TEXT for a marking frame ("cuctx:0:...") containing TEXT on a segment, block or
+event.
+
 Usage: check-memory-snapshot.py [--expect-events] [--expect-oom] [--expect-kind KIND]...
-                                [--expect-active] FILE...
+                                [--expect-mark TEXT]... [--expect-active] FILE...
 Prints one line per file; exits 1 on the first failure, naming the file and the problem.
 """
 import pickle
@@ -41,6 +47,21 @@ def check_frames(what, frames):
         check_keys(what + " frame", f, {"filename": str, "line": int, "name": str})
 
 
+# segment_pool_id of each marked kind: a function of the pair that must hold.
+POOL_IDS = {
+    "region": lambda p: p == (0, 0), "expandable": lambda p: p == (0, 0),
+    "direct": lambda p: p == (0, 0),
+    "graph_pool_private": lambda p: p[0] > 0 and p[1] == 0,
+    "graph_pool_foreign": lambda p: p[0] > 0 and p[1] == 0,
+    "graph_pool_shared": lambda p: p[0] == 0 and p[1] > 0,
+    "graph_nodes": lambda p: p == (-2, 0), "pinned_host": lambda p: p == (-1, 0),
+}
+
+
+def marks_of(frames):
+    return [f["name"] for f in frames if f.get("filename") == "cuctx" and f.get("line") == 0]
+
+
 def merged(ranges):
     out = []
     for r in sorted(ranges):
@@ -51,7 +72,7 @@ def merged(ranges):
     return out
 
 
-def check(path, expect_events, expect_oom, expect_kinds, expect_active):
+def check(path, expect_events, expect_oom, expect_kinds, expect_active, expect_marks=()):
     with open(path, "rb") as f:
         data = pickle.load(f)
     assert isinstance(data, dict), "top level is not a dict"
@@ -59,6 +80,7 @@ def check(path, expect_events, expect_oom, expect_kinds, expect_active):
     segments, traces = data["segments"], data["device_traces"]
     assert isinstance(segments, list) and isinstance(traces, list) and traces, "bad top level"
     kinds = set()
+    marks = []
     active_blocks = 0
     live = {}  # (device, address) -> size of active blocks, as the viewer keys them
     mapped = {}  # device -> list of [start, end) ranges of segments
@@ -67,13 +89,23 @@ def check(path, expect_events, expect_oom, expect_kinds, expect_active):
         check_keys(what, seg, SEGMENT_KEYS)
         check_frames(what, seg["frames"])
         assert len(seg["segment_pool_id"]) == 2, what + ": segment_pool_id is not a pair"
-        kinds.add(seg.get("cuctx_kind", ""))
+        kind = seg.get("cuctx_kind", "")
+        kinds.add(kind)
+        if kind in POOL_IDS:
+            assert POOL_IDS[kind](seg["segment_pool_id"]), "%s: %s with segment_pool_id %r" % (
+                what, kind, seg["segment_pool_id"])
+        if kind.startswith("graph_"):
+            assert marks_of(seg["frames"]), what + ": a graph pool's segment without its mark"
+        marks += marks_of(seg["frames"])
         addr, allocated, requested, active = seg["address"], 0, 0, 0
         for j, b in enumerate(seg["blocks"]):
             bw = "%s block %d" % (what, j)
             check_keys(bw, b, BLOCK_KEYS)
             check_frames(bw, b["frames"])
             assert b["state"] in STATES, "%s: state %r" % (bw, b["state"])
+            if "cuctx_kind" in b:
+                kinds.add(b["cuctx_kind"])
+            marks += marks_of(b["frames"])
             assert b["address"] == addr, "%s at %#x, expected %#x (blocks must tile)" % (
                 bw, b["address"], addr)
             assert 0 < b["requested_size"] <= b["size"] or b["state"] == "inactive", bw
@@ -106,6 +138,7 @@ def check(path, expect_events, expect_oom, expect_kinds, expect_active):
             check_frames(what, e["frames"])
             action = e["action"]
             assert action in ACTIONS, what + ": unknown action"
+            marks += marks_of(e["frames"])
             if last_time is not None:
                 assert e["time_us"] <= last_time, what + ": time goes backwards"
             last_time = e["time_us"]
@@ -148,6 +181,9 @@ def check(path, expect_events, expect_oom, expect_kinds, expect_active):
         assert kind in kinds, "no segment of kind %r (kinds: %s)" % (kind, sorted(kinds))
     if expect_active:
         assert active_blocks > 0, "no active_allocated block"
+    for text in expect_marks:
+        assert any(text in m for m in marks), "no mark containing %r (%d marks: %s)" % (
+            text, len(marks), sorted(set(marks))[:8])
     return len(segments), active_blocks, num_events
 
 
@@ -169,6 +205,7 @@ def torch_reads(path):
 def main(argv):
     opts = {"--expect-events": False, "--expect-oom": False, "--expect-active": False}
     kinds = []
+    marks = []
     files = []
     i = 0
     while i < len(argv):
@@ -178,6 +215,9 @@ def main(argv):
         elif a == "--expect-kind":
             i += 1
             kinds.append(argv[i])
+        elif a == "--expect-mark":
+            i += 1
+            marks.append(argv[i])
         else:
             files.append(a)
         i += 1
@@ -187,7 +227,7 @@ def main(argv):
     for path in files:
         try:
             n_seg, n_active, n_events = check(path, opts["--expect-events"], opts["--expect-oom"],
-                                              kinds, opts["--expect-active"])
+                                              kinds, opts["--expect-active"], marks)
         except Exception as e:  # noqa: BLE001 - every problem is a failed check here
             print("FAIL: %s: %s" % (path, e))
             return 1

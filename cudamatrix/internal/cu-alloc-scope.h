@@ -12,6 +12,9 @@
 #include <memory>
 
 namespace cuctx {
+
+struct MemorySnapshot;  // cudamatrix/cu-memory-snapshot.h
+
 namespace internal {
 
 class AllocationScope {
@@ -40,6 +43,13 @@ class ScopedMemoryOwner {
   virtual bool FreeIfOwned(void* ptr) = 0;
   // True when none of the owner's memory is in use any more; thread-safe.
   virtual bool Unused() = 0;
+  // Appends the owner's segments and events of device `device` to `out` (a memory snapshot:
+  // cu-device-snapshot.h); thread-safe. Default: nothing (its memory is a block of an allocator
+  // that the snapshot shows anyway).
+  virtual void AppendSnapshot(int device, MemorySnapshot* out) {
+    (void)device;
+    (void)out;
+  }
 };
 
 // Process-wide list of owners (cu-alloc-scope.cc). Register an owner while its memory can be
@@ -52,6 +62,9 @@ void RetireScopedMemoryOwner(ScopedMemoryOwner* owner);
 // Device memory that outlived the scope that allocated it: returns true when `ptr` was such
 // memory and its owner took it back. One relaxed atomic load while no owner is registered.
 bool FreeScopedMemory(void* ptr);
+
+// Every registered owner's AppendSnapshot(device, out) (the graph pools of `device`).
+void AppendScopedMemorySnapshots(int device, MemorySnapshot* out);
 
 }  // namespace internal
 }  // namespace cuctx

@@ -50,15 +50,18 @@ class AllocatorHistory {
   // The block of `size` bytes at `addr` was freed by `thread`.
   void NoteFree(const void* addr, size_t size, uint64 thread);
 
-  // The request and frames of the live block at `addr`, or nullptr if its Malloc was not seen.
+  // The request, frames and mark (ScopedSnapshotMark at its Malloc, or null) of the live block
+  // at `addr`, or nullptr if its Malloc was not seen.
   struct Live {
     size_t requested = 0;
     SnapshotFrames frames;
+    std::shared_ptr<const SnapshotMark> mark;
   };
   const Live* FindLive(const void* addr) const;
 
-  // The kept events, oldest first, with their frames symbolized.
-  void AppendEvents(std::vector<SnapshotEvent>* out) const;
+  // The kept events, oldest first, with their frames symbolized; a marked block's events start
+  // with its mark's frame, then `label` (if not empty: the allocator's own mark).
+  void AppendEvents(std::vector<SnapshotEvent>* out, const std::string& label) const;
   size_t NumEvents() const { return events_.size(); }
   int FrameDepth() const { return frame_depth_; }
 
@@ -71,8 +74,12 @@ class AllocatorHistory {
     uint64 thread;
     int64 time_us;
     size_t device_free;
+    uint64 seq;
     SnapshotFrames frames;
+    std::shared_ptr<const SnapshotMark> mark;
   };
+  void Push(const char* action, const void* addr, size_t size, uint64 stream, uint64 thread,
+            SnapshotFrames frames, size_t device_free, std::shared_ptr<const SnapshotMark> mark);
   size_t max_events_;
   int frame_depth_;
   std::deque<Entry> events_;

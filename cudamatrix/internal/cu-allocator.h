@@ -336,8 +336,10 @@ class AllocatorImpl {
     return history_ != nullptr ? static_cast<RecordingUpstream&>(*upstream_).Inner() : *upstream_;
   }
   // Memory snapshots (cu-allocator-snapshot.cc; see CuMemoryAllocator::Snapshot).
-  void Snapshot(MemorySnapshot* out);
-  void SetSnapshotLabel(int device, int64 pool_id, const std::string& kind);
+  // note_event: add a "snapshot" event to the history first.
+  void Snapshot(MemorySnapshot* out, bool note_event);
+  void SetSnapshotLabel(int device, int64 pool_id, const std::string& kind, int64 pool_id_shared,
+                        const std::string& description);
 
  private:
   // The allocator's mutex, taken by every entry point that touches the pools (see NOTE ON LOCKING
@@ -486,7 +488,9 @@ class AllocatorImpl {
                                                // is a RecordingUpstream around the given one
   int snapshot_device_ = 0;                    // labels of this allocator's snapshot segments
   int64 snapshot_pool_ = 0;
+  int64 snapshot_pool_shared_ = 0;
   std::string snapshot_kind_;
+  std::string snapshot_description_;  // the mark of its segments, blocks and events
 
   std::FILE* trace_ = nullptr;
   std::unordered_map<void*, uint64> trace_ids_;

@@ -13,6 +13,7 @@
 #ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_CAPTURE_POOL_H_
 #define CUCTX_CUDAMATRIX_INTERNAL_CU_CAPTURE_POOL_H_
 
+#include "base/types.h"
 #include "cudamatrix/cu-allocator-options.h"
 #include "cudamatrix/internal/cu-alloc-scope.h"
 
@@ -61,11 +62,20 @@ class CapturePool : public ScopedMemoryOwner {
   // Device memory the pool holds (in use and cached).
   size_t HeldBytes() const;
 
+  // Memory snapshots (cu-memory-snapshot.h): what the pool is for, which marks its segments
+  // (cuctx_kind, segment_pool_id with the pool's number, a description frame); kPrivate until
+  // set. AppendSnapshot adds its segments and events when it holds memory of `device`.
+  enum class Use { kPrivate, kShared, kForeign };
+  void SetSnapshotUse(Use use);
+  void AppendSnapshot(int device, MemorySnapshot* out) override;
+
  private:
   std::mutex mutex_;  // lock order: kScopeLock (internal/cu-lock-order.h), before allocator_'s
   std::unique_ptr<CuMemoryAllocator> allocator_;
   std::unordered_set<void*> live_;
   std::unordered_map<void*, std::shared_ptr<Escapes>> escaped_;
+  int device_ = -1;   // the device it was made on
+  int64 number_ = 0;  // 1, 2, ... in the order pools are made (segment_pool_id)
 };
 
 }  // namespace internal

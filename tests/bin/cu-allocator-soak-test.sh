@@ -19,13 +19,17 @@ for line in "corruptions: 0" "double hand-outs: 0" "leaks: 0 bytes"; do
   fi
 done
 for pattern in '^operations: [1-9][0-9]* ' '^actions: [1-9][0-9]* graphs \(0 wrong results\), [0-9]+ growths' \
-  '^syncs per 1000 frees: [0-9]+\.[0-9]{2}$' '^peak held / peak in use: [0-9]+\.[0-9]{3} '; do
+  '^syncs per 1000 frees: [0-9]+\.[0-9]{2}$' '^peak held / peak in use: [0-9]+\.[0-9]{3} ' \
+  '^time by kind \(wall seconds summed over 8 threads' '^  poison check +[1-9][0-9]* calls +[0-9.]+ s' \
+  '^  action: provoked OOM +[1-9][0-9]* calls +[0-9.]+ s +[0-9.]+ ms each$'; do
   if grep -qE "$pattern" "$TMP/out"; then pass "soak prints /$pattern/"; else
     fail "soak output lacks /$pattern/: $(cat "$TMP/out")"
   fi
 done
 if [ "$have_python" = 1 ]; then
-  if python3 "$CHECK" --expect-events --expect-active "$TMP/soak.pickle" >"$TMP/check" 2>&1; then
+  # The planned scopes' block is marked (cu-memory-snapshot.h), at least on its events.
+  if python3 "$CHECK" --expect-events --expect-active --expect-mark "CuPlannedScope block" \
+    "$TMP/soak.pickle" >"$TMP/check" 2>&1; then
     pass "soak snapshot: $(cat "$TMP/check")"
   else
     fail "soak snapshot: $(cat "$TMP/check")"

@@ -8,6 +8,7 @@
 // stress repeats over the real device upstream (VMM, else cudaMalloc regions) with poison checks
 // on device memory, and over the page-locked allocator with its events.
 #include "base/error.h"
+#include "cudamatrix/cu-allocator-async.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-fault-injection.h"
@@ -376,6 +377,63 @@ TEST(FaultInjectionTest, EightThreadStressOverDeviceUpstreamOneIn50) {
     EXPECT_NE(p, nullptr);
     a->Free(p);
   }
+}
+
+// --cuda-allocator=async: the cudaMallocAsync upstream asks the same sites (cu-allocator-async.h):
+// a failed pool allocation is retried after a sync and a trim, two in a row are OutOfMemoryError,
+// a failed sync is the call's CudaError; nothing is handed out twice and nothing stays allocated.
+TEST(FaultInjectionTest, EightThreadStressOverAsyncBackendOneIn50) {
+  CUCTX_REQUIRE_GPU();
+  test::QuietLog quiet;
+  CuDevice::Instantiate();
+  CuAllocatorOptions o;
+  o.backend = "async";
+  std::string note;
+  std::unique_ptr<CuMemoryAllocator> a = NewDeviceMemoryAllocator(o, nullptr, &note);
+  AllocStressOptions so;
+  so.threads = 8;
+  so.steps_per_thread = std::getenv("CUCTX_TEST_QUICK") != nullptr ? 300 : 1500;
+  so.thread_init = [] { CuDevice::Instantiate(); };
+  so.max_bytes = 4 * kMiB;
+  so.seed = test::Seed();
+  so.release_every = 101;
+  so.device_memory = true;
+  AllocStressResult r;
+  FaultInjector::Counters c;
+  {
+    ScopedFaultInjection scope(OneIn(50, test::Seed(), "device+stream"));
+    r = RunAllocStress(a.get(), so);
+    c = FaultInjector::GetCounters();
+  }
+  PrintResult("async", r);
+  std::printf("    injected failures: %lld (device calls %lld, stream calls %lld)\n",
+              static_cast<long long>(c.TotalFailures()),
+              static_cast<long long>(c.calls[static_cast<int>(FaultSite::kDevice)]),
+              static_cast<long long>(c.calls[static_cast<int>(FaultSite::kStream)]));
+  EXPECT_GT(c.failures[static_cast<int>(FaultSite::kDevice)], 0)
+      << "the stress made too few pool allocations to fail any";
+  EXPECT_EQ(r.corruptions, 0);
+  EXPECT_EQ(r.double_handouts, 0);
+  EXPECT_EQ(r.mallocs, r.frees);
+  EXPECT_TRUE(r.errors.empty());
+  const CuAllocatorStats st = a->GetStats();
+  EXPECT_EQ(st.in_use_bytes, 0u);
+  EXPECT_EQ(st.held_bytes, 0u) << "leak";
+  // Every pool allocation failing: OutOfMemoryError (after one retry), and nothing is held.
+  {
+    ScopedFaultInjection scope(OneIn(1, 1, "device"));
+    EXPECT_THROW(a->Malloc(kMiB), OutOfMemoryError);
+  }
+  // The sync before the retry failing: the call's own error, naming it.
+  {
+    ScopedFaultInjection scope(OneIn(1, 1, "device+stream"));  // the allocation, then the sync
+    EXPECT_TRUE(test::ThrowsWith([&] { a->Malloc(kMiB); }, "injected fault"));
+  }
+  EXPECT_EQ(a->GetStats().held_bytes, 0u) << "leak";
+  void* p = a->Malloc(64 * kMiB);
+  EXPECT_NE(p, nullptr);
+  a->Free(p);
+  EXPECT_EQ(a->GetStats().held_bytes, 0u);
 }
 
 TEST(FaultInjectionTest, PinnedPageLockedFailuresSurfaceAndLeakNothing) {

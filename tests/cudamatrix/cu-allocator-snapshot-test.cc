@@ -15,6 +15,7 @@
 #include "cudamatrix/cu-pinned.h"
 #include "cutool/host-allocator-upstream.h"
 #include "tests/cudamatrix/cu-allocator-testing.h"
+#include "tests/cudamatrix/cu-memory-snapshot-testing.h"
 #include "tests/testing.h"
 
 #include <cstdio>
@@ -36,42 +37,10 @@ using test::HostAllocatorUpstream;
 using test::kKiB;
 using test::kMiB;
 
-bool HavePython() {
-  static const bool have = std::system("python3 -c 'import pickle' >/dev/null 2>&1") == 0;
-  return have;
-}
+using test::HavePython;
+using test::PythonAccepts;
 
-std::string TempPath(const std::string& name) {
-  return "/tmp/cuctx-snapshot-test-" + std::to_string(getpid()) + "-" + name + ".pickle";
-}
-
-// Runs the Python checker on `path` with `flags`; true when it passes (or python3 is missing).
-::testing::AssertionResult PythonAccepts(const std::string& path, const std::string& flags = "") {
-  if (!HavePython()) {
-    std::printf("  python3 not found: %s not read back\n", path.c_str());
-    return ::testing::AssertionSuccess();
-  }
-  // The checker is found from the source tree's root, where `make test` and tools/gpu-test.sh
-  // run the tests.
-  if (std::ifstream("tests/check-memory-snapshot.py").fail()) {
-    std::printf(
-        "  tests/check-memory-snapshot.py not found (not run from the source tree's root): "
-        "%s not read back\n",
-        path.c_str());
-    return ::testing::AssertionSuccess();
-  }
-  const std::string cmd =
-      "python3 tests/check-memory-snapshot.py " + flags + " '" + path + "' 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return ::testing::AssertionFailure() << "cannot run " << cmd;
-  std::string out;
-  char buf[512];
-  while (std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
-  const int rc = pclose(p);
-  std::printf("  %s", out.c_str());
-  if (rc != 0) return ::testing::AssertionFailure() << cmd << ": " << out;
-  return ::testing::AssertionSuccess();
-}
+std::string TempPath(const std::string& name) { return test::SnapshotTempPath(name); }
 
 CuAllocatorOptions WithHistory(CuAllocatorOptions o, int events = 10000) {
   o.history_events = events;
@@ -327,23 +296,33 @@ TEST(CuAllocatorSnapshotTest, FramesAndLabels) {
   CuAllocatorOptions o = WithHistory(test::OnDemand());
   o.history_frames = 8;
   CuMemoryAllocator a(o, std::make_unique<HostAllocatorUpstream>(16 * kMiB));
-  a.SetSnapshotLabel(2, 7, "graph_pool");
+  a.SetSnapshotLabel(2, 7, "graph_pool_private", 0, "graph pool 7 (a test's)");
   void* p = a.Malloc(kKiB);
   const MemorySnapshot s = a.Snapshot();
   ASSERT_EQ(s.segments.size(), 1u);
   EXPECT_EQ(s.segments[0].device, 2);
   EXPECT_EQ(s.segments[0].pool_id, 7);
-  EXPECT_EQ(s.segments[0].kind, "graph_pool");
+  EXPECT_EQ(s.segments[0].pool_id_shared, 0);
+  EXPECT_EQ(s.segments[0].kind, "graph_pool_private");
+  ASSERT_EQ(s.segments[0].frames.size(), 1u);  // the mark
+  EXPECT_EQ(s.segments[0].frames[0].filename, "cuctx");
+  EXPECT_EQ(s.segments[0].frames[0].name, "graph pool 7 (a test's)");
   ASSERT_EQ(s.device_traces.size(), 3u);  // devices 0 and 1 have empty traces
   EXPECT_TRUE(s.device_traces[0].empty());
   const SnapshotBlock& b = s.segments[0].blocks[0];
   EXPECT_EQ(b.state, "active_allocated");
-  EXPECT_FALSE(b.frames.empty());
-  EXPECT_LE(b.frames.size(), 8u);
+  ASSERT_GE(b.frames.size(), 2u);  // the mark, then the caller frames
+  EXPECT_LE(b.frames.size(), 1u + 8u);
+  EXPECT_EQ(b.frames[0].name, "graph pool 7 (a test's)");
   for (const SnapshotFrame& f : b.frames) EXPECT_FALSE(f.name.empty());
+  for (const SnapshotEvent& e : s.device_traces[2])
+    if (e.action == "alloc") {
+      EXPECT_EQ(e.frames.at(0).name, "graph pool 7 (a test's)");
+    }
   const std::string path = TempPath("frames");
   a.WriteSnapshot(path);
-  EXPECT_TRUE(PythonAccepts(path, "--expect-events --expect-kind graph_pool"));
+  EXPECT_TRUE(PythonAccepts(
+      path, "--expect-events --expect-kind graph_pool_private --expect-mark 'graph pool 7'"));
   a.Free(p);
   std::remove(path.c_str());
   test::QuietLog quiet;
