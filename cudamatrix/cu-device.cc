@@ -60,9 +60,43 @@ void CuDevice::AttachToSelectedDevice() {
 
 CuDevice::~CuDevice() { DestroyHandles(); }
 
+#if CUCTX_HAVE_CUDA
+namespace {
+
+// Creating or destroying a cuBLAS, cuSPARSE, cuRAND or cuSOLVER handle may free or allocate device
+// memory, wait for the device, or run work on the legacy default stream (the libraries are built
+// without the per-thread default stream); any of these invalidates a capture running in another
+// thread of the device (cudaErrorStreamCaptureInvalidated there). So it runs once no CuGraph
+// capture runs on `device`, and never inside one.
+void OutsideCapturesForHandle(int device, const char* what, const std::function<void()>& call) {
+  internal::CheckNotCapturing(what);
+  internal::OutsideCaptures(device, call);
+}
+
+}  // namespace
+#endif
+
 void CuDevice::DestroyHandles() noexcept {
 #if CUCTX_HAVE_CUDA
-  // Thread exit or a new binding: destroy this thread's handles without throwing.
+  if (cublas_ == nullptr && cusparse_ == nullptr && curand_ == nullptr && cusolver_ == nullptr)
+    return;
+  // Thread exit or a new binding: destroy this thread's handles without throwing, outside other
+  // threads' captures (OutsideCapturesForHandle); if even that fails, destroy them anyway.
+  bool done = false;
+  try {
+    OutsideCapturesForHandle(device_id_, "destroying the thread's library handles", [this, &done] {
+      DestroyHandlesNow();
+      done = true;
+    });
+  } catch (const std::exception& e) {
+    CUCTX_WARN << "destroying the thread's library handles: " << e.what();
+  }
+  if (!done) DestroyHandlesNow();
+#endif
+}
+
+void CuDevice::DestroyHandlesNow() noexcept {
+#if CUCTX_HAVE_CUDA
   if (cublas_ != nullptr) {
     cublasStatus_t s = cublasDestroy(cublas_);
     if (s != CUBLAS_STATUS_SUCCESS)
@@ -346,13 +380,17 @@ cublasContext* CuDevice::GetCublasHandle() {
     CUCTX_CHECK(Enabled()) << "GetCublasHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
     if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
-    CUCTX_CUBLAS_CHECK(cublasCreate(&cublas_));
-    CUCTX_CUBLAS_CHECK(cublasSetStream(cublas_, cudaStreamPerThread));
     const CuDeviceOptions& opts = DeviceOptions();
     cublasMath_t math = opts.use_tf32_compute   ? CUBLAS_TF32_TENSOR_OP_MATH
                         : opts.use_tensor_cores ? CUBLAS_DEFAULT_MATH
                                                 : CUBLAS_PEDANTIC_MATH;
-    CUCTX_CUBLAS_CHECK(cublasSetMathMode(cublas_, math));
+    OutsideCapturesForHandle(device_id_, "making the thread's cuBLAS handle (its first use)", [&] {
+      cublasHandle_t h = nullptr;
+      CUCTX_CUBLAS_CHECK(cublasCreate(&h));
+      CUCTX_CUBLAS_CHECK(cublasSetStream(h, cudaStreamPerThread));
+      CUCTX_CUBLAS_CHECK(cublasSetMathMode(h, math));
+      cublas_ = h;  // only once its stream is set: never used on the legacy stream
+    });
   }
   return cublas_;
 }
@@ -362,8 +400,13 @@ cusparseContext* CuDevice::GetCusparseHandle() {
     CUCTX_CHECK(Enabled()) << "GetCusparseHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
     if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
-    CUCTX_CUSPARSE_CHECK(cusparseCreate(&cusparse_));
-    CUCTX_CUSPARSE_CHECK(cusparseSetStream(cusparse_, cudaStreamPerThread));
+    OutsideCapturesForHandle(device_id_, "making the thread's cuSPARSE handle (its first use)",
+                             [this] {
+                               cusparseHandle_t h = nullptr;
+                               CUCTX_CUSPARSE_CHECK(cusparseCreate(&h));
+                               CUCTX_CUSPARSE_CHECK(cusparseSetStream(h, cudaStreamPerThread));
+                               cusparse_ = h;
+                             });
   }
   return cusparse_;
 }
@@ -373,8 +416,13 @@ curandGenerator_st* CuDevice::GetCurandHandle() {
     CUCTX_CHECK(Enabled()) << "GetCurandHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
     if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
-    CUCTX_CURAND_CHECK(curandCreateGenerator(&curand_, CURAND_RNG_PSEUDO_DEFAULT));
-    CUCTX_CURAND_CHECK(curandSetStream(curand_, cudaStreamPerThread));
+    OutsideCapturesForHandle(device_id_, "making the thread's cuRAND generator (its first use)",
+                             [this] {
+                               curandGenerator_t h = nullptr;
+                               CUCTX_CURAND_CHECK(curandCreateGenerator(&h, CURAND_RNG_PSEUDO_DEFAULT));
+                               CUCTX_CURAND_CHECK(curandSetStream(h, cudaStreamPerThread));
+                               curand_ = h;
+                             });
   }
   return curand_;
 }
@@ -384,8 +432,13 @@ cusolverDnContext* CuDevice::GetCusolverDnHandle() {
     CUCTX_CHECK(Enabled()) << "GetCusolverDnHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
     if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
-    CUCTX_CUSOLVER_CHECK(cusolverDnCreate(&cusolver_));
-    CUCTX_CUSOLVER_CHECK(cusolverDnSetStream(cusolver_, cudaStreamPerThread));
+    OutsideCapturesForHandle(device_id_, "making the thread's cuSOLVER handle (its first use)",
+                             [this] {
+                               cusolverDnHandle_t h = nullptr;
+                               CUCTX_CUSOLVER_CHECK(cusolverDnCreate(&h));
+                               CUCTX_CUSOLVER_CHECK(cusolverDnSetStream(h, cudaStreamPerThread));
+                               cusolver_ = h;
+                             });
   }
   return cusolver_;
 }

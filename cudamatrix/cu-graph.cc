@@ -185,18 +185,26 @@ struct CuGraph::State {
       if (private_pool != nullptr) internal::RetireScopedMemoryOwner(private_pool.get());
       return;
     }
-    // Replays may still run, on any thread's stream.
+    // Replays may still run, on any thread's stream. Destroying the executable graph frees its
+    // device resources, which may wait for the device: like the wait, it runs outside other
+    // threads' captures (either could invalidate them).
+    auto destroy = [this] {
+      if (exec != nullptr) CUCTX_CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(exec));
+      if (graph != nullptr) CUCTX_CUDA_CHECK_NOTHROW(cudaGraphDestroy(graph));
+      exec = nullptr;
+      graph = nullptr;
+    };
     try {
-      internal::OutsideCaptures(device, [this] {
+      internal::OutsideCaptures(device, [this, &destroy] {
         internal::DeviceScope scope(device);
         CUCTX_CUDA_CHECK(scope.Status());
         CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
+        destroy();
       });
     } catch (const std::exception& e) {
       CUCTX_WARN << "destroying a CuGraph: " << e.what();
     }
-    if (exec != nullptr) CUCTX_CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(exec));
-    if (graph != nullptr) CUCTX_CUDA_CHECK_NOTHROW(cudaGraphDestroy(graph));
+    destroy();  // a no-op unless the wait failed
     try {
       if (nodes != nullptr && !nodes->abandoned) {
         internal::NodeMemory::Get().GraphGone(nodes.get());
@@ -404,7 +412,11 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
   CUCTX_CUDA_CHECK(cudaGraphGetNodes(st.graph, nullptr, &st.num_nodes));
   const unsigned long long flags =
       memory == CuGraphMemory::kNodes ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0;
-  CUCTX_CUDA_CHECK(cudaGraphInstantiate(&st.exec, st.graph, flags));
+  // Instantiating maps the graph's resources on the device; like destroying it, it runs outside
+  // other threads' captures.
+  internal::OutsideCaptures(st.device, [&st, flags] {
+    CUCTX_CUDA_CHECK(cudaGraphInstantiate(&st.exec, st.graph, flags));
+  });
 #else
   (void)pool;  // without CUDA every graph runs its body on the CPU
 #endif
