@@ -30,6 +30,7 @@
 
 #include <atomic>
 #include <functional>
+#include <string>
 
 namespace cuctx {
 namespace internal {
@@ -70,6 +71,11 @@ const char* CaptureWatchMode();
 // Starts the watch (once per process; the device registry calls it when it sets a device up,
 // before any capture can run there). Never throws.
 void StartCaptureWatch() noexcept;
+// Test and benchmark hook: switches the check to `mode` ("off", "query" or "cupti") for every
+// thread, at once; false (nothing changed) when "cupti" is asked and CUPTI cannot be used. Throws
+// cuctx::Error on another mode. Once the CUPTI watch has run, its callbacks stay subscribed, so
+// switching back to it misses no capture begun meanwhile. Call it while no thread captures.
+bool SetCaptureWatchModeForTesting(const std::string& mode);
 
 // Marks, for its lifetime, a capture running on `device` (-1: a CPU-mode capture, which involves
 // no device): waits while a device-wide call of that device runs, then counts the capture in.
