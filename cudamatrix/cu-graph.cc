@@ -23,7 +23,6 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -55,9 +54,10 @@ class PoolCaptureScope : public internal::AllocationScope {
  public:
   PoolCaptureScope(internal::CapturePool* pool, std::vector<void*>* adopted)
       : pool_(pool), adopted_(adopted) {}
-  void* Malloc(size_t bytes) override { return Note(pool_->Malloc(bytes)); }
+  void* Malloc(size_t bytes) override { return Note(pool_->Malloc(bytes), bytes); }
   void* MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) override {
-    return Note(pool_->MallocPitch(row_bytes, num_rows, pitch));
+    void* p = pool_->MallocPitch(row_bytes, num_rows, pitch);
+    return Note(p, *pitch * num_rows);
   }
   bool Free(void* ptr) override {
     mine_.erase(ptr);
@@ -65,16 +65,25 @@ class PoolCaptureScope : public internal::AllocationScope {
     return true;
   }
   // What this capture allocated and has not freed: it escapes the capture.
-  std::vector<void*> Escaping() const { return std::vector<void*>(mine_.begin(), mine_.end()); }
+  std::vector<void*> Escaping() const {
+    std::vector<void*> v;
+    for (const auto& m : mine_) v.push_back(m.first);
+    return v;
+  }
+  size_t EscapingBytes() const {
+    size_t bytes = 0;
+    for (const auto& m : mine_) bytes += m.second;
+    return bytes;
+  }
 
  private:
-  void* Note(void* p) {
-    if (p != nullptr) mine_.insert(p);
+  void* Note(void* p, size_t bytes) {
+    if (p != nullptr) mine_[p] = bytes;
     return p;
   }
   internal::CapturePool* pool_;
   std::vector<void*>* adopted_;
-  std::unordered_set<void*> mine_;
+  std::unordered_map<void*, size_t> mine_;  // allocated here and not freed: bytes asked for
 };
 
 // The cuBLAS workspace size NVIDIA recommends: 32 MiB from Hopper on, 4 MiB before.
@@ -169,6 +178,7 @@ struct CuGraph::State {
   std::shared_ptr<internal::CapturePool::Escapes> escapes;  // kSharedPool: its escaped memory
   std::shared_ptr<internal::NodeGraphRecord> nodes;         // kNodes
   size_t node_bytes = 0;
+  size_t escaped_bytes = 0;  // allocated by the capture and not freed by its end
   std::vector<void*> adopted;  // eager (or other graphs') memory freed during the capture
   size_t num_nodes = 0;
   int device = -1;  // the device it was captured on
@@ -313,7 +323,8 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
   st.device = internal::ThreadDevice();
   std::unique_ptr<internal::AllocationScope> scope;
   internal::NodeCaptureScope* node_scope = nullptr;
-  PoolCaptureScope* pool_scope = nullptr;
+  PoolCaptureScope* pool_scope = nullptr;     // kSharedPool
+  PoolCaptureScope* private_scope = nullptr;  // kPrivatePool
   struct CaptureDone {  // a shared pool is free for the next capture once this one ends
     CuGraphPool::State* pool = nullptr;
     ~CaptureDone() {
@@ -321,12 +332,15 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
     }
   } capture_done;
   switch (memory) {
-    case CuGraphMemory::kPrivatePool:
+    case CuGraphMemory::kPrivatePool: {
       st.private_pool = std::make_shared<internal::CapturePool>(CuDevice::AllocatorOptions(), 2);
       // From now on frees of its memory from any thread find it.
       internal::RegisterScopedMemoryOwner(st.private_pool);
-      scope = std::make_unique<PoolCaptureScope>(st.private_pool.get(), &st.adopted);
+      auto s = std::make_unique<PoolCaptureScope>(st.private_pool.get(), &st.adopted);
+      private_scope = s.get();
+      scope = std::move(s);
       break;
+    }
     case CuGraphMemory::kSharedPool: {
       if (pool == nullptr) {
         if (t_shared_pool == nullptr || t_shared_pool->device != st.device)
@@ -406,9 +420,14 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
   }
   if (node_scope != nullptr) {
     st.node_bytes = node_scope->Bytes();
+    for (const auto& a : node_scope->Live()) st.escaped_bytes += a.second;
     for (const auto& a : node_scope->Live()) internal::NodeMemory::Get().Add(a.first, st.nodes);
   }
-  if (pool_scope != nullptr) st.shared->pool->MarkEscaped(pool_scope->Escaping(), st.escapes);
+  if (pool_scope != nullptr) {
+    st.escaped_bytes = pool_scope->EscapingBytes();
+    st.shared->pool->MarkEscaped(pool_scope->Escaping(), st.escapes);
+  }
+  if (private_scope != nullptr) st.escaped_bytes = private_scope->EscapingBytes();
   CUCTX_CUDA_CHECK(cudaGraphGetNodes(st.graph, nullptr, &st.num_nodes));
   const unsigned long long flags =
       memory == CuGraphMemory::kNodes ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0;
@@ -460,6 +479,13 @@ size_t CuGraph::MemoryBytes() const {
 #else
   return 0;
 #endif
+}
+
+size_t CuGraph::EscapedBytes() const {
+#if CUCTX_HAVE_CUDA
+  if (state_ != nullptr) return state_->escaped_bytes;
+#endif
+  return 0;
 }
 
 CuGraphMemory CuGraph::Memory() const {
