@@ -66,5 +66,6 @@ step "cu-allocator-bench --only=detect" bench-alloc-detect.log "$root/bin/cu-all
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
 echo "revision: $(cat "$root/REVISION" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null)"
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
-tail -n 3 "$out/bench-graph-buckets.log" "$out/bench-alloc-detect.log" 2>/dev/null
+grep -h -E 'verdict|floor' "$out/bench-graph-buckets.log" "$out/bench-alloc-detect.log" 2>/dev/null
+grep -h -A6 'detect: CuDevice' "$out/bench-alloc-detect.log" 2>/dev/null
 ! grep -q FAIL "$out/summary.txt"
