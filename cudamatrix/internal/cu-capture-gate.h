@@ -66,6 +66,13 @@ inline bool ThreadStreamCapturing() noexcept {
     return false;
   return ThreadStreamCapturingSlow();
 }
+// True while the calling thread captures a graph by any means: CuGraph::Capture
+// (ThreadCapturing()) or a capture of its stream begun outside cuctx (ThreadStreamCapturing(), on
+// a thread that uses a GPU). As cheap as ThreadStreamCapturing(); for the checks that must skip a
+// wait, or refuse an op, inside every capture.
+inline bool ThreadCapturesAnyGraph() noexcept {
+  return ThreadCapturing() || (ThreadDeviceInline() >= 0 && ThreadStreamCapturing());
+}
 // How the check runs: "cupti" (the watch), "query" (the driver at every call) or "off".
 const char* CaptureWatchMode();
 // Starts the watch (once per process; the device registry calls it when it sets a device up,
