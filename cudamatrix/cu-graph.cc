@@ -29,6 +29,7 @@
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/internal/cu-device-scope.h"
+#include "cudamatrix/internal/cu-kernels.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -377,6 +378,12 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
   {
     CaptureState capturing(scope.get(), st.device);
     cudaStream_t stream = cudaStreamPerThread;
+    // The per-thread stream implicitly waits for work queued before on the legacy default stream
+    // (another thread's SynchronizeGpu(), let through by the gate just before this capture counted
+    // in; it may still be pending behind other threads' work). A kernel queued now takes that
+    // wait, so that the capture's first op (a memset, usually) is not the one to depend on work
+    // outside the capture, which CUDA does not document as allowed.
+    LaunchNoOp(stream);
     CUCTX_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     cudaGraph_t graph = nullptr;
     void* workspace = nullptr;

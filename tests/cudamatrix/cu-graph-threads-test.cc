@@ -4,10 +4,11 @@
 //
 // Both modes: two threads capture and replay their own graphs while a third runs eager work with
 // SynchronizeGpu() now and then; and threads that start, make their library handles (cuBLAS,
-// cuRAND), work and exit (destroying them) while two others capture over and over. Making or
-// destroying a handle may wait for the device or use the legacy default stream, which invalidates
-// another thread's capture unless cuctx keeps the two apart (the intermittent
-// cudaErrorStreamCaptureInvalidated of issue 26).
+// cuRAND), work and exit (destroying them), with SynchronizeGpu() in between, while two others
+// capture over and over. Making or destroying a handle may wait for the device or use the legacy
+// default stream, and SynchronizeGpu() queues work there; either invalidates another thread's
+// capture unless cuctx keeps them apart (the intermittent cudaErrorStreamCaptureInvalidated of
+// issue 26).
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
@@ -226,13 +227,16 @@ TEST(CuGraphThreadTest, ThreadsMakeAndDestroyHandlesWhileOthersCapture) {
       finished.fetch_add(1);
     });
   while (ready.load() < 2) std::this_thread::yield();
-  // Short-lived threads, two at a time, until both capturing threads are done (at least 8).
+  // Short-lived threads, two at a time, until both capturing threads are done (at least 8), with a
+  // SynchronizeGpu() after each pair.
   int started = 0;
   while (started < 8 || finished.load() < 2) {
     std::thread a(ShortLivedWorker, started, &failures);
     std::thread b(ShortLivedWorker, started + 1, &failures);
     a.join();
     b.join();
+    // A no-op on the legacy stream (after the gate), still pending when the next capture begins.
+    SynchronizeGpu();
     started += 2;
   }
   for (std::thread& t : capturing) t.join();
