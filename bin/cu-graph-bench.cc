@@ -147,9 +147,12 @@ struct BucketResult {
   double all_mib = 0, largest_mib = 0;  // device memory of all graphs, of the largest alone
   double replay_us = 0;                 // one round: every graph launched once
   double driver_reserved_mib = 0;       // kNodes: the driver's graph memory after the round
-  // The floor of all graphs' memory: the outputs of every graph stay distinct while the caller
-  // holds them, and the rest of the largest graph's memory is needed once. Both parts measured:
-  // the bytes that escaped each capture (CuGraph::EscapedBytes) and the largest alone.
+  // The floor of all graphs' memory when every graph may replay in any order: the outputs of
+  // every graph stay distinct while the caller holds them, and the rest of the largest graph's
+  // memory is needed once. Both parts measured: the bytes that escaped each capture
+  // (CuGraph::EscapedBytes) and the largest alone. A shared pool may go slightly below it: a later
+  // capture's outputs may take an earlier capture's freed temporaries, which its rule (replays in
+  // capture order) allows.
   double escaped_all_mib = 0, escaped_largest_mib = 0;
   double FloorMib() const { return escaped_all_mib + (largest_mib - escaped_largest_mib); }
 };
