@@ -257,8 +257,9 @@ void DetectBenchmarks(int num_rounds, Table* table) {
   const std::string initial = internal::CaptureWatchMode();
   std::vector<std::string> modes = {"off", "cupti", "query"};
   if (!internal::SetCaptureWatchModeForTesting("cupti")) {
-    std::printf("  detect: CUPTI cannot be used here (a profiler or compute-sanitizer?); "
-                "measuring off and query only\n");
+    std::printf(
+        "  detect: CUPTI cannot be used here (a profiler or compute-sanitizer?); "
+        "measuring off and query only\n");
     modes = {"off", "query"};
   }
   constexpr size_t kBytes = 256;
@@ -279,9 +280,10 @@ void DetectBenchmarks(int num_rounds, Table* table) {
     for (int m : rounds::RoundOrder(r, static_cast<int>(modes.size())))
       per_round[m].push_back(one_mode(modes[m]));
   internal::SetCaptureWatchModeForTesting(initial);
-  std::printf("  detect: CuDevice Malloc+Free pair of %zu B, 1 thread, %d rounds x %zu modes "
-              "(order rotated), ns per pair:\n",
-              kBytes, num_rounds, modes.size());
+  std::printf(
+      "  detect: CuDevice Malloc+Free pair of %zu B, 1 thread, %d rounds x %zu modes "
+      "(order rotated), ns per pair:\n",
+      kBytes, num_rounds, modes.size());
   std::printf("  %-6s %8s %8s %8s %8s %8s | %-10s %8s %8s %8s\n", "mode", "median", "q1", "q3",
               "min", "max", "vs off", "median", "q1", "q3");
   double watch_cost = 0;
@@ -299,9 +301,10 @@ void DetectBenchmarks(int num_rounds, Table* table) {
     if (modes[m] == "cupti") watch_cost = d.median;
   }
   if (modes.size() == 3)
-    std::printf("  detect verdict: the CUPTI watch costs %+.2f ns per pair (median of %d paired "
-                "rounds): %s (target <= 5 ns)\n",
-                watch_cost, num_rounds, watch_cost <= 5.0 ? "TARGET MET" : "TARGET MISSED");
+    std::printf(
+        "  detect verdict: the CUPTI watch costs %+.2f ns per pair (median of %d paired "
+        "rounds): %s (target <= 5 ns)\n",
+        watch_cost, num_rounds, watch_cost <= 5.0 ? "TARGET MET" : "TARGET MISSED");
 }
 
 // ---- trace replays -----------------------------------------------------------------------------

@@ -416,13 +416,13 @@ curandGenerator_st* CuDevice::GetCurandHandle() {
     CUCTX_CHECK(Enabled()) << "GetCurandHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
     if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
-    OutsideCapturesForHandle(device_id_, "making the thread's cuRAND generator (its first use)",
-                             [this] {
-                               curandGenerator_t h = nullptr;
-                               CUCTX_CURAND_CHECK(curandCreateGenerator(&h, CURAND_RNG_PSEUDO_DEFAULT));
-                               CUCTX_CURAND_CHECK(curandSetStream(h, cudaStreamPerThread));
-                               curand_ = h;
-                             });
+    OutsideCapturesForHandle(
+        device_id_, "making the thread's cuRAND generator (its first use)", [this] {
+          curandGenerator_t h = nullptr;
+          CUCTX_CURAND_CHECK(curandCreateGenerator(&h, CURAND_RNG_PSEUDO_DEFAULT));
+          CUCTX_CURAND_CHECK(curandSetStream(h, cudaStreamPerThread));
+          curand_ = h;
+        });
   }
   return curand_;
 }

@@ -179,7 +179,7 @@ struct CuGraph::State {
   std::shared_ptr<internal::CapturePool::Escapes> escapes;  // kSharedPool: its escaped memory
   std::shared_ptr<internal::NodeGraphRecord> nodes;         // kNodes
   size_t node_bytes = 0;
-  size_t escaped_bytes = 0;  // allocated by the capture and not freed by its end
+  size_t escaped_bytes = 0;    // allocated by the capture and not freed by its end
   std::vector<void*> adopted;  // eager (or other graphs') memory freed during the capture
   size_t num_nodes = 0;
   int device = -1;  // the device it was captured on

@@ -206,9 +206,8 @@ void RepeatedCaptureWorker(int id, std::atomic<int>* ready, Failures* failures) 
       g.Launch();
       const float want = 64.0f * 8 * (round + id);  // 64 entries, each 8 * (round + id)
       if (out.Sum() != want)
-        failures->Add("capturing thread " + std::to_string(id) + " round " +
-                      std::to_string(round) + ": sum " + std::to_string(out.Sum()) + ", want " +
-                      std::to_string(want));
+        failures->Add("capturing thread " + std::to_string(id) + " round " + std::to_string(round) +
+                      ": sum " + std::to_string(out.Sum()) + ", want " + std::to_string(want));
     }
   } catch (const std::exception& e) {
     failures->Add("capturing thread " + std::to_string(id) + " threw: " + e.what());
