@@ -17,6 +17,7 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-pinned.h"
 #include "cudamatrix/internal/cu-capture-gate.h"
+#include "cudamatrix/internal/cu-kernels.h"
 #include "cutool/alternating-rounds.h"
 #include "cutool/tool.h"
 
@@ -256,6 +257,21 @@ void DetectBenchmarks(int num_rounds, Table* table) {
   CuDevice& device = CuDevice::Instantiate();
   const std::string initial = internal::CaptureWatchMode();
   std::vector<std::string> modes = {"off", "cupti", "query"};
+  // CUPTI's own cost falls on CUDA calls, not on the pair (which makes none): with the watch off
+  // from the start (CUCTX_CAPTURE_WATCH=off), no CUPTI subscriber exists yet, so a kernel launch
+  // can be timed before and after subscribing (once each: the subscription cannot be undone).
+  auto launch_us = [] {
+    std::vector<double> t;
+    for (int b = 0; b < 5; ++b) {
+      CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+      const double t0 = Now();
+      for (int i = 0; i < 20000; ++i) LaunchNoOp(cudaStreamPerThread);
+      t.push_back((Now() - t0) * 1e6 / 20000);
+    }
+    CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+    return rounds::Quantile(t, 0.5);
+  };
+  const double launch_before = initial == "off" ? launch_us() : 0.0;
   if (!internal::SetCaptureWatchModeForTesting("cupti")) {
     std::printf(
         "  detect: CUPTI cannot be used here (a profiler or compute-sanitizer?); "
@@ -299,6 +315,17 @@ void DetectBenchmarks(int num_rounds, Table* table) {
                 rounds::Summarize(per_round[0]).median / s.median,
                 modes[m] == "cupti" ? "cost <= 5 ns" : ""});
     if (modes[m] == "cupti") watch_cost = d.median;
+  }
+  if (initial == "off" && modes.size() == 3) {
+    const double after = launch_us();
+    std::printf(
+        "  detect: a no-op kernel launch takes %.3f us (host) with no CUPTI subscriber, "
+        "%.3f us with the watch's (one measurement each, in this order)\n",
+        launch_before, after);
+  } else {
+    std::printf(
+        "  detect: run with CUCTX_CAPTURE_WATCH=off to also time kernel launches before "
+        "and after CUPTI subscribes\n");
   }
   if (modes.size() == 3)
     std::printf(

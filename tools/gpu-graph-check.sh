@@ -6,7 +6,8 @@
 #      CUDA_LOG_FILE=stderr (the driver's error log, CUDA 12.9+: it says why a capture was
 #      invalidated); each failing run's log is kept and its driver lines are printed;
 #   3. compute-sanitizer memcheck and racecheck on the graph tests (skipped without it);
-#   4. cu-graph-bench --only=buckets and cu-allocator-bench --only=detect (their own verdicts).
+#   4. cu-graph-bench --only=buckets and CUCTX_CAPTURE_WATCH=off cu-allocator-bench --only=detect
+#      (their own verdict lines).
 # Writes one log per step under OUT and a summary; exits non-zero if any step failed.
 # Usage: tools/gpu-graph-check.sh [ROOT]   ROOT holds bin/ and tests/ (default build/release).
 # Environment: OUT (default ROOT/gpu-graph-check), LOOPS (default 50), SKIP_SANITIZER=1.
@@ -60,12 +61,15 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; t
 fi
 
 step "cu-graph-bench --only=buckets" bench-graph-buckets.log "$root/bin/cu-graph-bench" --only=buckets
-step "cu-allocator-bench --only=detect" bench-alloc-detect.log "$root/bin/cu-allocator-bench" \
-  --only=detect
+# Started with the watch off, so that it also times kernel launches before and after CUPTI
+# subscribes; its rounds switch the check at run time.
+step "cu-allocator-bench --only=detect" bench-alloc-detect.log env CUCTX_CAPTURE_WATCH=off \
+  "$root/bin/cu-allocator-bench" --only=detect
 
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
 echo "revision: $(cat "$root/REVISION" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null)"
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
 grep -h -E 'verdict|floor' "$out/bench-graph-buckets.log" "$out/bench-alloc-detect.log" 2>/dev/null
-grep -h -A6 'detect: CuDevice' "$out/bench-alloc-detect.log" 2>/dev/null
+grep -h -A5 'detect: CuDevice' "$out/bench-alloc-detect.log" 2>/dev/null
+grep -h 'kernel launch' "$out/bench-alloc-detect.log" 2>/dev/null
 ! grep -q FAIL "$out/summary.txt"
