@@ -10,7 +10,8 @@
 #      (their own verdict lines).
 # Writes one log per step under OUT and a summary; exits non-zero if any step failed.
 # Usage: tools/gpu-graph-check.sh [ROOT]   ROOT holds bin/ and tests/ (default build/release).
-# Environment: OUT (default ROOT/gpu-graph-check), LOOPS (default 50), SKIP_SANITIZER=1.
+# Environment: OUT (default ROOT/gpu-graph-check), LOOPS (default 50); SKIP_MODES=1, SKIP_LOOP=1,
+#   SKIP_SANITIZER=1, SKIP_BENCH=1 leave out parts 1-4 (to split the run into shorter calls).
 set -u
 root=${1:-build/release}
 out=${OUT:-$root/gpu-graph-check}
@@ -23,6 +24,7 @@ t=$root/tests/cudamatrix
 graph_tests=$(ls "$t"/cu-graph-*-test "$t"/cu-capture-gate-test)
 
 for mode in shared nodes private; do
+  [ "${SKIP_MODES:-0}" = 1 ] && break
   for g in $graph_tests; do
     step "$mode $(basename "$g")" "$mode-$(basename "$g").log" \
       env CUCTX_TEST_GPU=yes CUCTX_GRAPH_MEMORY=$mode "$g" --gtest_brief=1
@@ -45,7 +47,7 @@ loop_threads() {
   echo "cu-graph-threads-test, shared mode: $failed of $loops runs failed"
   [ $failed -eq 0 ]
 }
-step "threads test x$loops, shared" threads-loop.log loop_threads
+[ "${SKIP_LOOP:-0}" != 1 ] && step "threads test x$loops, shared" threads-loop.log loop_threads
 
 if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; then
   for tool in memcheck racecheck; do
@@ -60,11 +62,13 @@ if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null; t
   done
 fi
 
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
 step "cu-graph-bench --only=buckets" bench-graph-buckets.log "$root/bin/cu-graph-bench" --only=buckets
 # Started with the watch off, so that it also times kernel launches before and after CUPTI
 # subscribes; its rounds switch the check at run time.
 step "cu-allocator-bench --only=detect" bench-alloc-detect.log env CUCTX_CAPTURE_WATCH=off \
   "$root/bin/cu-allocator-bench" --only=detect
+fi
 
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
 echo "revision: $(cat "$root/REVISION" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null)"
