@@ -16,6 +16,9 @@
 #include "cudamatrix/cu-copy.h"
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-pinned.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
+#include "cudamatrix/internal/cu-kernels.h"
+#include "cutool/alternating-rounds.h"
 #include "cutool/tool.h"
 
 #include <cublas_v2.h>
@@ -240,6 +243,95 @@ void CaptureCheckBenchmarks(Table* table) {
               "<= 5 ns"});
   table->Add({"capture", "cuStreamIsCapturing", "ns/call", d, "cudaStreamGetCaptureInfo", info,
               info / d, ""});
+}
+
+// ---- foreign-capture detection cost -----------------------------------------------------------
+
+// What the foreign-capture detection adds to CuDevice's Malloc+Free pair (256 B, one thread):
+// the pair with the check off, with the default CUPTI watch, and with the driver asked at every
+// call, in `num_rounds` rounds of one process whose order of the three rotates each round. A
+// round's figure for a mode is the median of 7 batches of 20000 pairs (ns per pair, the batch
+// timed as a whole); the cost of a mode is the median over rounds of its difference to "off" in
+// the same round. Prints one line per mode and a verdict against the 5 ns.
+void DetectBenchmarks(int num_rounds, Table* table) {
+  CuDevice& device = CuDevice::Instantiate();
+  const std::string initial = internal::CaptureWatchMode();
+  std::vector<std::string> modes = {"off", "cupti", "query"};
+  // CUPTI's own cost falls on CUDA calls, not on the pair (which makes none): with the watch off
+  // from the start (CUCTX_CAPTURE_WATCH=off), no CUPTI subscriber exists yet, so a kernel launch
+  // can be timed before and after subscribing (once each: the subscription cannot be undone).
+  auto launch_us = [] {
+    std::vector<double> t;
+    for (int b = 0; b < 5; ++b) {
+      CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+      const double t0 = Now();
+      for (int i = 0; i < 20000; ++i) LaunchNoOp(cudaStreamPerThread);
+      t.push_back((Now() - t0) * 1e6 / 20000);
+    }
+    CUCTX_CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+    return rounds::Quantile(t, 0.5);
+  };
+  const double launch_before = initial == "off" ? launch_us() : 0.0;
+  if (!internal::SetCaptureWatchModeForTesting("cupti")) {
+    std::printf(
+        "  detect: CUPTI cannot be used here (a profiler or compute-sanitizer?); "
+        "measuring off and query only\n");
+    modes = {"off", "query"};
+  }
+  constexpr size_t kBytes = 256;
+  constexpr int kBatches = 7, kPairs = 20000;
+  auto one_mode = [&](const std::string& mode) {
+    CUCTX_CHECK(internal::SetCaptureWatchModeForTesting(mode)) << "switching to " << mode;
+    for (int i = 0; i < 2000; ++i) device.Free(device.Malloc(kBytes));  // warm, and re-check once
+    std::vector<double> batch;
+    for (int b = 0; b < kBatches; ++b) {
+      const double t0 = Now();
+      for (int i = 0; i < kPairs; ++i) device.Free(device.Malloc(kBytes));
+      batch.push_back((Now() - t0) * 1e9 / kPairs);
+    }
+    return rounds::Quantile(batch, 0.5);
+  };
+  std::vector<std::vector<double>> per_round(modes.size());
+  for (int r = 0; r < num_rounds; ++r)
+    for (int m : rounds::RoundOrder(r, static_cast<int>(modes.size())))
+      per_round[m].push_back(one_mode(modes[m]));
+  internal::SetCaptureWatchModeForTesting(initial);
+  std::printf(
+      "  detect: CuDevice Malloc+Free pair of %zu B, 1 thread, %d rounds x %zu modes "
+      "(order rotated), ns per pair:\n",
+      kBytes, num_rounds, modes.size());
+  std::printf("  %-6s %8s %8s %8s %8s %8s | %-10s %8s %8s %8s\n", "mode", "median", "q1", "q3",
+              "min", "max", "vs off", "median", "q1", "q3");
+  double watch_cost = 0;
+  for (size_t m = 0; m < modes.size(); ++m) {
+    const rounds::Spread s = rounds::Summarize(per_round[m]);
+    const rounds::Spread d =
+        rounds::Summarize(rounds::PairedDifferences(per_round[m], per_round[0]));
+    std::printf("  %-6s %8.2f %8.2f %8.2f %8.2f %8.2f | %-10s %+8.2f %+8.2f %+8.2f\n",
+                modes[m].c_str(), s.median, s.q1, s.q3, s.min, s.max, "", d.median, d.q1, d.q3);
+    if (m == 0) continue;
+    table->Add({"detect", "pair 256B, check " + modes[m], "ns/pair", s.median, "check off",
+                rounds::Summarize(per_round[0]).median,
+                rounds::Summarize(per_round[0]).median / s.median,
+                modes[m] == "cupti" ? "cost <= 5 ns" : ""});
+    if (modes[m] == "cupti") watch_cost = d.median;
+  }
+  if (initial == "off" && modes.size() == 3) {
+    const double after = launch_us();
+    std::printf(
+        "  detect: a no-op kernel launch takes %.3f us (host) with no CUPTI subscriber, "
+        "%.3f us with the watch's (one measurement each, in this order)\n",
+        launch_before, after);
+  } else {
+    std::printf(
+        "  detect: run with CUCTX_CAPTURE_WATCH=off to also time kernel launches before "
+        "and after CUPTI subscribes\n");
+  }
+  if (modes.size() == 3)
+    std::printf(
+        "  detect verdict: the CUPTI watch costs %+.2f ns per pair (median of %d paired "
+        "rounds): %s (target <= 5 ns)\n",
+        watch_cost, num_rounds, watch_cost <= 5.0 ? "TARGET MET" : "TARGET MISSED");
 }
 
 // ---- trace replays -----------------------------------------------------------------------------
@@ -658,22 +750,28 @@ int main(int argc, char* argv[]) {
   double budget = 0.2;
   bool csv = false;
   std::string only;
+  int32 detect_rounds = 30;
   auto register_options = [&](ParseOptions* po) {
     po->Register("threads", &threads, "threads for the multi-thread pair benchmark");
     po->Register("copy-mb", &copy_mb, "size of the host<->device copies, MiB");
     po->Register("budget", &budget, "seconds spent per pair-latency case at most");
     po->Register("csv", &csv, "print the final table as CSV");
     po->Register("only", &only,
-                 "run one group: pair, capture, replay, growth, copy or thread (default all)");
+                 "run one group: pair, capture, detect, replay, growth, copy or thread (default "
+                 "all)");
+    po->Register("rounds", &detect_rounds, "alternating rounds of the detect group");
   };
   auto body = [&](const ToolArgs& args) {
     if (threads < 1 || threads > 256)
       throw ToolUsageError("--threads must be in [1, 256], got " + std::to_string(threads));
     if (copy_mb < 1) throw ToolUsageError("--copy-mb must be >= 1, got " + std::to_string(copy_mb));
     if (!only.empty() && only != "pair" && only != "replay" && only != "growth" && only != "copy" &&
-        only != "capture" && only != "thread")
-      throw ToolUsageError("--only must be pair, capture, replay, growth, copy or thread, got '" +
-                           only + "'");
+        only != "capture" && only != "detect" && only != "thread")
+      throw ToolUsageError(
+          "--only must be pair, capture, detect, replay, growth, copy or thread, got '" + only +
+          "'");
+    if (detect_rounds < 3 || detect_rounds > 10000)
+      throw ToolUsageError("--rounds must be in [3, 10000], got " + std::to_string(detect_rounds));
     RequireToolGpu(args);
     CuDevice& device = CuDevice::Instantiate();
     device.AllowMultithreading();
@@ -690,6 +788,7 @@ int main(int argc, char* argv[]) {
       PairBenchmarks(sizes, threads, budget, &table);
     }
     if (only.empty() || only == "capture") CaptureCheckBenchmarks(&table);
+    if (only.empty() || only == "detect") DetectBenchmarks(detect_rounds, &table);
     if (only.empty() || only == "replay") ReplayBenchmarks(traces, &table);
     if (only.empty() || only == "growth") GrowthBenchmarks(&table);
     if (only.empty() || only == "copy") CopyBenchmarks(static_cast<size_t>(copy_mb) << 20, &table);

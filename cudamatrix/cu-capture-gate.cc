@@ -221,6 +221,11 @@ bool StartCuptiWatch(std::string* why_not) {
   return true;  // subscribed for the process's life
 }
 
+// Whether the CUPTI callbacks are subscribed (they stay so for the process's life); guarded by
+// g_watch_mutex.
+std::mutex g_watch_mutex;
+bool g_cupti_subscribed = false;
+
 void StartWatch() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -231,7 +236,9 @@ void StartWatch() {
       return;
     }
     std::string why_not = "CUCTX_CAPTURE_WATCH=" + mode;
+    std::lock_guard<std::mutex> lock(g_watch_mutex);
     if (mode == "cupti" && StartCuptiWatch(&why_not)) {
+      g_cupti_subscribed = true;
       g_capture_watch_epoch.store(kWatchRunning, std::memory_order_release);
       return;
     }
@@ -273,7 +280,13 @@ bool ThreadStreamCapturingSlow() noexcept {
     StartCaptureWatch();
     epoch = g_capture_watch_epoch.load(std::memory_order_acquire);
   }
-  if (epoch == kWatchOff) return false;
+  if (epoch == kWatchOff) {
+    // The fast path from now on (a later switch to the watch re-asks: the epochs differ).
+    ThreadState& t = t_thread_state;
+    t.capture_watch_epoch = kWatchOff;
+    t.stream_maybe_captured = false;
+    return false;
+  }
   const bool capturing = DriverSaysCapturing();
   if (epoch == kWatchRunning) {
     ThreadState& t = t_thread_state;
@@ -281,6 +294,26 @@ bool ThreadStreamCapturingSlow() noexcept {
     t.stream_maybe_captured = capturing;
   }
   return capturing;
+}
+
+bool SetCaptureWatchModeForTesting(const std::string& mode) {
+  CUCTX_CHECK(mode == "off" || mode == "query" || mode == "cupti")
+      << "SetCaptureWatchModeForTesting: mode must be off, query or cupti, got '" << mode << "'";
+  StartCaptureWatch();  // the once-only start first, so that it cannot undo this switch later
+  std::lock_guard<std::mutex> lock(g_watch_mutex);
+  if (mode == "off") {
+    g_capture_watch_epoch.store(kWatchOff, std::memory_order_release);
+  } else if (mode == "query") {
+    g_capture_watch_epoch.store(kWatchQueryAlways, std::memory_order_release);
+  } else {
+    std::string why_not;
+    if (!g_cupti_subscribed && !StartCuptiWatch(&why_not)) return false;
+    g_cupti_subscribed = true;
+    // Threads that checked under an earlier run of the watch kept being marked by the callbacks
+    // meanwhile, so their cached epoch stays valid.
+    g_capture_watch_epoch.store(kWatchRunning, std::memory_order_release);
+  }
+  return true;
 }
 
 const char* CaptureWatchMode() {
@@ -310,6 +343,11 @@ void RunInRelaxedCaptureMode(const std::function<void()>& call) {
 }
 #else
 bool ThreadStreamCapturingSlow() noexcept { return false; }
+bool SetCaptureWatchModeForTesting(const std::string& mode) {
+  CUCTX_CHECK(mode == "off" || mode == "query" || mode == "cupti")
+      << "SetCaptureWatchModeForTesting: mode must be off, query or cupti, got '" << mode << "'";
+  return mode != "cupti";  // without CUDA nothing captures; there is no CUPTI to watch with
+}
 const char* CaptureWatchMode() { return "off"; }
 void StartCaptureWatch() noexcept {}
 void RunInRelaxedCaptureMode(const std::function<void()>& call) { call(); }

@@ -217,10 +217,29 @@ bool SyncChecksEnabled() {
   return enabled;
 }
 
+namespace {
+
+// True while the calling thread's stream is being captured, by CuGraph or by a capture begun
+// outside cuctx. Asks the driver (tens of ns): only the sync-check mode uses it, which waits for
+// the stream after every launch anyway. (The capture watch of cu-capture-gate sits above this
+// layer.)
+bool StreamCapturingNow() {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(cudaStreamPerThread, &status) != cudaSuccess) {
+    (void)cudaGetLastError();  // no context yet: nothing can capture
+    return false;
+  }
+  return status != cudaStreamCaptureStatusNone;  // an invalidated capture must not be waited on
+}
+
+}  // namespace
+
 void CheckLaunch(const char* kernel, const char* func, const char* file, int line) {
   cudaError_t e = cudaGetLastError();
-  // A captured launch runs later; waiting for the stream would break the capture.
-  if (e == cudaSuccess && SyncChecksEnabled() && !internal::ThreadCapturing())
+  // A captured launch runs later; waiting for the stream would break the capture, whoever began
+  // it.
+  if (e == cudaSuccess && SyncChecksEnabled() && !internal::ThreadCapturing() &&
+      !StreamCapturingNow())
     e = cudaStreamSynchronize(cudaStreamPerThread);
   if (e != cudaSuccess) {
     std::string call = std::string("launch of ") + kernel;

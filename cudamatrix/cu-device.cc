@@ -60,50 +60,77 @@ void CuDevice::AttachToSelectedDevice() {
 
 CuDevice::~CuDevice() { DestroyHandles(); }
 
+#if CUCTX_HAVE_CUDA
+namespace {
+
+// Creating or destroying a cuBLAS, cuSPARSE, cuRAND or cuSOLVER handle may free or allocate device
+// memory, wait for the device, or run work on the legacy default stream (the libraries are built
+// without the per-thread default stream); any of these invalidates a capture running in another
+// thread of the device (cudaErrorStreamCaptureInvalidated there). Seen on an H200: cublasDestroy
+// and cusolverDnDestroy call cudaDeviceSynchronize (error ignored inside the library), so a thread
+// that ended during another thread's capture broke it. So it runs once no CuGraph capture runs on
+// `device`, and never inside one.
+void OutsideCapturesForHandle(int device, const char* what, const std::function<void()>& call) {
+  internal::CheckNotCapturing(what);
+  internal::OutsideCaptures(device, call);
+}
+
+}  // namespace
+#endif
+
 void CuDevice::DestroyHandles() noexcept {
 #if CUCTX_HAVE_CUDA
-  // Thread exit or a new binding: destroy this thread's handles without throwing. Destroying a
-  // handle synchronizes the context inside the library (its error ignored there), and CUDA breaks
-  // every capture running on the device when that happens (a thread that ended during another
-  // thread's CuGraph::Capture invalidated it): wait until no capture runs. A thread that captures
-  // itself keeps its handles (leaked) rather than break its own capture.
   if (cublas_ == nullptr && cusparse_ == nullptr && curand_ == nullptr && cusolver_ == nullptr)
     return;
-  const auto destroy = [this] {
-    if (cublas_ != nullptr) {
-      cublasStatus_t s = cublasDestroy(cublas_);
-      if (s != CUBLAS_STATUS_SUCCESS)
-        internal::WarnStatus(internal::kCublasLib, s, "cublasDestroy", __func__, __FILE__,
-                             __LINE__);
-    }
-    if (cusparse_ != nullptr) {
-      cusparseStatus_t s = cusparseDestroy(cusparse_);
-      if (s != CUSPARSE_STATUS_SUCCESS)
-        internal::WarnStatus(internal::kCusparseLib, s, "cusparseDestroy", __func__, __FILE__,
-                             __LINE__);
-    }
-    if (curand_ != nullptr) {
-      curandStatus_t s = curandDestroyGenerator(curand_);
-      if (s != CURAND_STATUS_SUCCESS)
-        internal::WarnStatus(internal::kCurandLib, s, "curandDestroyGenerator", __func__, __FILE__,
-                             __LINE__);
-    }
-    if (cusolver_ != nullptr) {
-      cusolverStatus_t s = cusolverDnDestroy(cusolver_);
-      if (s != CUSOLVER_STATUS_SUCCESS)
-        internal::WarnStatus(internal::kCusolverLib, s, "cusolverDnDestroy", __func__, __FILE__,
-                             __LINE__);
-    }
-  };
+  // Thread exit or a new binding: destroy this thread's handles without throwing, outside other
+  // threads' captures (OutsideCapturesForHandle); if that fails, destroy them anyway, unless this
+  // thread captures itself.
+  bool done = false;
+  try {
+    OutsideCapturesForHandle(device_id_, "destroying the thread's library handles", [this, &done] {
+      DestroyHandlesNow();
+      done = true;
+    });
+  } catch (const std::exception& e) {
+    CUCTX_WARN << "destroying the thread's library handles: " << e.what();
+  }
+  if (done) return;
   if (internal::ThreadCapturing() || internal::ThreadStreamCapturing()) {
-    CUCTX_WARN << "a thread's library handles were dropped while it captures a CUDA graph; they "
-                  "are not destroyed (destroying them would break the capture)";
-  } else {
-    try {
-      internal::OutsideAllCaptures(destroy);
-    } catch (const std::exception& e) {
-      CUCTX_WARN << "destroying library handles: " << e.what();
-    }
+    // Destroying them now would break this thread's own capture: they are left alone (leaked).
+    cublas_ = nullptr;
+    cusparse_ = nullptr;
+    curand_ = nullptr;
+    cusolver_ = nullptr;
+    return;
+  }
+  DestroyHandlesNow();
+#endif
+}
+
+void CuDevice::DestroyHandlesNow() noexcept {
+#if CUCTX_HAVE_CUDA
+  if (cublas_ != nullptr) {
+    cublasStatus_t s = cublasDestroy(cublas_);
+    if (s != CUBLAS_STATUS_SUCCESS)
+      internal::WarnStatus(internal::kCublasLib, s, "cublasDestroy", __func__, __FILE__, __LINE__);
+  }
+  if (cusparse_ != nullptr) {
+    cusparseStatus_t s = cusparseDestroy(cusparse_);
+    if (s != CUSPARSE_STATUS_SUCCESS)
+      internal::WarnStatus(internal::kCusparseLib, s, "cusparseDestroy", __func__, __FILE__,
+                           __LINE__);
+  }
+  if (curand_ != nullptr) {
+    curandStatus_t s = curandDestroyGenerator(curand_);
+    if (s != CURAND_STATUS_SUCCESS)
+      internal::WarnStatus(internal::kCurandLib, s, "curandDestroyGenerator", __func__, __FILE__,
+                           __LINE__);
+  }
+  if (cusolver_ != nullptr) {
+    cusolverStatus_t s = cusolverDnDestroy(cusolver_);
+    if (s != CUSOLVER_STATUS_SUCCESS)
+      internal::WarnStatus(internal::kCusolverLib, s, "cusolverDnDestroy", __func__, __FILE__,
+                           __LINE__);
   }
   cublas_ = nullptr;
   cusparse_ = nullptr;
@@ -365,13 +392,17 @@ cublasContext* CuDevice::GetCublasHandle() {
     CUCTX_CHECK(Enabled()) << "GetCublasHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
     if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
-    CUCTX_CUBLAS_CHECK(cublasCreate(&cublas_));
-    CUCTX_CUBLAS_CHECK(cublasSetStream(cublas_, cudaStreamPerThread));
     const CuDeviceOptions& opts = DeviceOptions();
     cublasMath_t math = opts.use_tf32_compute   ? CUBLAS_TF32_TENSOR_OP_MATH
                         : opts.use_tensor_cores ? CUBLAS_DEFAULT_MATH
                                                 : CUBLAS_PEDANTIC_MATH;
-    CUCTX_CUBLAS_CHECK(cublasSetMathMode(cublas_, math));
+    OutsideCapturesForHandle(device_id_, "making the thread's cuBLAS handle (its first use)", [&] {
+      cublasHandle_t h = nullptr;
+      CUCTX_CUBLAS_CHECK(cublasCreate(&h));
+      CUCTX_CUBLAS_CHECK(cublasSetStream(h, cudaStreamPerThread));
+      CUCTX_CUBLAS_CHECK(cublasSetMathMode(h, math));
+      cublas_ = h;  // only once its stream is set: never used on the legacy stream
+    });
   }
   return cublas_;
 }
@@ -381,8 +412,13 @@ cusparseContext* CuDevice::GetCusparseHandle() {
     CUCTX_CHECK(Enabled()) << "GetCusparseHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
     if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
-    CUCTX_CUSPARSE_CHECK(cusparseCreate(&cusparse_));
-    CUCTX_CUSPARSE_CHECK(cusparseSetStream(cusparse_, cudaStreamPerThread));
+    OutsideCapturesForHandle(device_id_, "making the thread's cuSPARSE handle (its first use)",
+                             [this] {
+                               cusparseHandle_t h = nullptr;
+                               CUCTX_CUSPARSE_CHECK(cusparseCreate(&h));
+                               CUCTX_CUSPARSE_CHECK(cusparseSetStream(h, cudaStreamPerThread));
+                               cusparse_ = h;
+                             });
   }
   return cusparse_;
 }
@@ -392,8 +428,13 @@ curandGenerator_st* CuDevice::GetCurandHandle() {
     CUCTX_CHECK(Enabled()) << "GetCurandHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
     if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
-    CUCTX_CURAND_CHECK(curandCreateGenerator(&curand_, CURAND_RNG_PSEUDO_DEFAULT));
-    CUCTX_CURAND_CHECK(curandSetStream(curand_, cudaStreamPerThread));
+    OutsideCapturesForHandle(
+        device_id_, "making the thread's cuRAND generator (its first use)", [this] {
+          curandGenerator_t h = nullptr;
+          CUCTX_CURAND_CHECK(curandCreateGenerator(&h, CURAND_RNG_PSEUDO_DEFAULT));
+          CUCTX_CURAND_CHECK(curandSetStream(h, cudaStreamPerThread));
+          curand_ = h;
+        });
   }
   return curand_;
 }
@@ -403,8 +444,13 @@ cusolverDnContext* CuDevice::GetCusolverDnHandle() {
     CUCTX_CHECK(Enabled()) << "GetCusolverDnHandle: no GPU selected (" << NoGpuReason() << ")";
     AttachToSelectedDevice();
     if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
-    CUCTX_CUSOLVER_CHECK(cusolverDnCreate(&cusolver_));
-    CUCTX_CUSOLVER_CHECK(cusolverDnSetStream(cusolver_, cudaStreamPerThread));
+    OutsideCapturesForHandle(device_id_, "making the thread's cuSOLVER handle (its first use)",
+                             [this] {
+                               cusolverDnHandle_t h = nullptr;
+                               CUCTX_CUSOLVER_CHECK(cusolverDnCreate(&h));
+                               CUCTX_CUSOLVER_CHECK(cusolverDnSetStream(h, cudaStreamPerThread));
+                               cusolver_ = h;
+                             });
   }
   return cusolver_;
 }

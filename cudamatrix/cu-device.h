@@ -220,6 +220,7 @@ class CuDevice {
   void AttachToSelectedDevice();
   // Destroys this thread's library handles (thread exit, or a new binding). Never throws.
   void DestroyHandles() noexcept;
+  void DestroyHandlesNow() noexcept;  // DestroyHandles without waiting for other captures
 
   int device_id_ = -1;  // the device made current for this thread (cudaSetDevice) and its handles
   cublasContext* cublas_ = nullptr;

@@ -23,13 +23,13 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/internal/cu-device-scope.h"
+#include "cudamatrix/internal/cu-kernels.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -55,9 +55,10 @@ class PoolCaptureScope : public internal::AllocationScope {
  public:
   PoolCaptureScope(internal::CapturePool* pool, std::vector<void*>* adopted)
       : pool_(pool), adopted_(adopted) {}
-  void* Malloc(size_t bytes) override { return Note(pool_->Malloc(bytes)); }
+  void* Malloc(size_t bytes) override { return Note(pool_->Malloc(bytes), bytes); }
   void* MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitch) override {
-    return Note(pool_->MallocPitch(row_bytes, num_rows, pitch));
+    void* p = pool_->MallocPitch(row_bytes, num_rows, pitch);
+    return Note(p, *pitch * num_rows);
   }
   bool Free(void* ptr) override {
     mine_.erase(ptr);
@@ -65,16 +66,25 @@ class PoolCaptureScope : public internal::AllocationScope {
     return true;
   }
   // What this capture allocated and has not freed: it escapes the capture.
-  std::vector<void*> Escaping() const { return std::vector<void*>(mine_.begin(), mine_.end()); }
+  std::vector<void*> Escaping() const {
+    std::vector<void*> v;
+    for (const auto& m : mine_) v.push_back(m.first);
+    return v;
+  }
+  size_t EscapingBytes() const {
+    size_t bytes = 0;
+    for (const auto& m : mine_) bytes += m.second;
+    return bytes;
+  }
 
  private:
-  void* Note(void* p) {
-    if (p != nullptr) mine_.insert(p);
+  void* Note(void* p, size_t bytes) {
+    if (p != nullptr) mine_[p] = bytes;
     return p;
   }
   internal::CapturePool* pool_;
   std::vector<void*>* adopted_;
-  std::unordered_set<void*> mine_;
+  std::unordered_map<void*, size_t> mine_;  // allocated here and not freed: bytes asked for
 };
 
 // The cuBLAS workspace size NVIDIA recommends: 32 MiB from Hopper on, 4 MiB before.
@@ -169,6 +179,7 @@ struct CuGraph::State {
   std::shared_ptr<internal::CapturePool::Escapes> escapes;  // kSharedPool: its escaped memory
   std::shared_ptr<internal::NodeGraphRecord> nodes;         // kNodes
   size_t node_bytes = 0;
+  size_t escaped_bytes = 0;    // allocated by the capture and not freed by its end
   std::vector<void*> adopted;  // eager (or other graphs') memory freed during the capture
   size_t num_nodes = 0;
   int device = -1;  // the device it was captured on
@@ -185,18 +196,26 @@ struct CuGraph::State {
       if (private_pool != nullptr) internal::RetireScopedMemoryOwner(private_pool.get());
       return;
     }
-    // Replays may still run, on any thread's stream.
+    // Replays may still run, on any thread's stream. Destroying the executable graph frees its
+    // device resources, which may wait for the device: like the wait, it runs outside other
+    // threads' captures (either could invalidate them).
+    auto destroy = [this] {
+      if (exec != nullptr) CUCTX_CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(exec));
+      if (graph != nullptr) CUCTX_CUDA_CHECK_NOTHROW(cudaGraphDestroy(graph));
+      exec = nullptr;
+      graph = nullptr;
+    };
     try {
-      internal::OutsideCaptures(device, [this] {
+      internal::OutsideCaptures(device, [this, &destroy] {
         internal::DeviceScope scope(device);
         CUCTX_CUDA_CHECK(scope.Status());
         CUCTX_CUDA_CHECK(cudaDeviceSynchronize());
+        destroy();
       });
     } catch (const std::exception& e) {
       CUCTX_WARN << "destroying a CuGraph: " << e.what();
     }
-    if (exec != nullptr) CUCTX_CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(exec));
-    if (graph != nullptr) CUCTX_CUDA_CHECK_NOTHROW(cudaGraphDestroy(graph));
+    destroy();  // a no-op unless the wait failed
     try {
       if (nodes != nullptr && !nodes->abandoned) {
         internal::NodeMemory::Get().GraphGone(nodes.get());
@@ -305,7 +324,8 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
   st.device = internal::ThreadDevice();
   std::unique_ptr<internal::AllocationScope> scope;
   internal::NodeCaptureScope* node_scope = nullptr;
-  PoolCaptureScope* pool_scope = nullptr;
+  PoolCaptureScope* pool_scope = nullptr;     // kSharedPool
+  PoolCaptureScope* private_scope = nullptr;  // kPrivatePool
   struct CaptureDone {  // a shared pool is free for the next capture once this one ends
     CuGraphPool::State* pool = nullptr;
     ~CaptureDone() {
@@ -313,12 +333,15 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
     }
   } capture_done;
   switch (memory) {
-    case CuGraphMemory::kPrivatePool:
+    case CuGraphMemory::kPrivatePool: {
       st.private_pool = std::make_shared<internal::CapturePool>(CuDevice::AllocatorOptions(), 2);
       // From now on frees of its memory from any thread find it.
       internal::RegisterScopedMemoryOwner(st.private_pool);
-      scope = std::make_unique<PoolCaptureScope>(st.private_pool.get(), &st.adopted);
+      auto s = std::make_unique<PoolCaptureScope>(st.private_pool.get(), &st.adopted);
+      private_scope = s.get();
+      scope = std::move(s);
       break;
+    }
     case CuGraphMemory::kSharedPool: {
       if (pool == nullptr) {
         if (t_shared_pool == nullptr || t_shared_pool->device != st.device)
@@ -356,6 +379,12 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
   {
     CaptureState capturing(scope.get(), st.device);
     cudaStream_t stream = cudaStreamPerThread;
+    // The per-thread stream implicitly waits for work queued before on the legacy default stream
+    // (another thread's SynchronizeGpu(), let through by the gate just before this capture counted
+    // in; it may still be pending behind other threads' work). A kernel queued now takes that
+    // wait, so that the capture's first op (a memset, usually) is not the one to depend on work
+    // outside the capture, which CUDA does not document as allowed.
+    LaunchNoOp(stream);
     CUCTX_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     cudaGraph_t graph = nullptr;
     void* workspace = nullptr;
@@ -399,13 +428,22 @@ CuGraph CuGraph::CaptureInto(const std::function<void()>& body, CuGraphMemory me
   }
   if (node_scope != nullptr) {
     st.node_bytes = node_scope->Bytes();
+    for (const auto& a : node_scope->Live()) st.escaped_bytes += a.second;
     for (const auto& a : node_scope->Live()) internal::NodeMemory::Get().Add(a.first, st.nodes);
   }
-  if (pool_scope != nullptr) st.shared->pool->MarkEscaped(pool_scope->Escaping(), st.escapes);
+  if (pool_scope != nullptr) {
+    st.escaped_bytes = pool_scope->EscapingBytes();
+    st.shared->pool->MarkEscaped(pool_scope->Escaping(), st.escapes);
+  }
+  if (private_scope != nullptr) st.escaped_bytes = private_scope->EscapingBytes();
   CUCTX_CUDA_CHECK(cudaGraphGetNodes(st.graph, nullptr, &st.num_nodes));
   const unsigned long long flags =
       memory == CuGraphMemory::kNodes ? cudaGraphInstantiateFlagAutoFreeOnLaunch : 0;
-  CUCTX_CUDA_CHECK(cudaGraphInstantiate(&st.exec, st.graph, flags));
+  // Instantiating maps the graph's resources on the device; like destroying it, it runs outside
+  // other threads' captures.
+  internal::OutsideCaptures(st.device, [&st, flags] {
+    CUCTX_CUDA_CHECK(cudaGraphInstantiate(&st.exec, st.graph, flags));
+  });
 #else
   (void)pool;  // without CUDA every graph runs its body on the CPU
 #endif
@@ -449,6 +487,13 @@ size_t CuGraph::MemoryBytes() const {
 #else
   return 0;
 #endif
+}
+
+size_t CuGraph::EscapedBytes() const {
+#if CUCTX_HAVE_CUDA
+  if (state_ != nullptr) return state_->escaped_bytes;
+#endif
+  return 0;
 }
 
 CuGraphMemory CuGraph::Memory() const {

@@ -158,6 +158,9 @@ class CuGraph {
   size_t NumNodes() const;
   // Device memory of the graph (see "Memory" above; 0 in CPU mode).
   size_t MemoryBytes() const;
+  // Bytes the capture allocated and had not freed when it ended: the graph's outputs, which stay
+  // its memory while the caller holds them (as allocated, row padding included; 0 in CPU mode).
+  size_t EscapedBytes() const;
   CuGraphMemory Memory() const;
 
   // The driver's graph-memory counters of the calling thread's device (kNodes graphs of the whole

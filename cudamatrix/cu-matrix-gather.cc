@@ -9,6 +9,7 @@
 #include "cudamatrix/cu-matrix.h"
 #include "cudamatrix/cu-profile.h"
 #include "cudamatrix/cu-thread-state.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-operand.h"
 #include "cudamatrix/internal/cu-storage.h"
@@ -54,7 +55,7 @@ const int32_t* PairData(const CuArrayBase<Int32Pair>& a) {
 // The value checks of the NOTE ON index validation (cu-matrix.h): in sync-check mode only, the
 // index array is copied back (waiting for the stream) and checked as the CPU path checks it;
 // never while capturing a CuGraph (the indexes are read when the graph runs).
-bool ValidateNow() { return internal::SyncChecksEnabled() && !internal::ThreadCapturing(); }
+bool ValidateNow() { return internal::SyncChecksEnabled() && !internal::ThreadCapturesAnyGraph(); }
 
 void ValidateIndexes(const char* op, const CuArrayBase<MatrixIndexT>& indexes, MatrixIndexT limit,
                      const char* limit_name) {

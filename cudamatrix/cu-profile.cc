@@ -3,6 +3,7 @@
 #include "cudamatrix/cu-profile.h"
 
 #include "cudamatrix/cu-thread-state.h"
+#include "cudamatrix/internal/cu-capture-gate.h"
 
 #include <algorithm>
 #include <atomic>
@@ -176,7 +177,7 @@ ThreadProfile::~ThreadProfile() {
   // A thread exits with its work queued: wait for it so that no record is lost. If the runtime is
   // already going away (a thread outliving main), CUDA answers with an error and the pairs are
   // dropped; events are then not destroyed either (the driver reclaims them with the context).
-  const bool capturing = internal::ThreadCapturing();
+  const bool capturing = internal::ThreadCapturesAnyGraph();
   for (auto& d : devices) {
     if (!d) continue;
     bool ok = !capturing && Resolve(d.get(), /*wait=*/true, &totals);
@@ -266,7 +267,7 @@ bool BeginProfileMark(ProfileMark* mark) noexcept {
   mark->device = -1;
   mark->slot = -1;
   mark->host_start = 0.0;
-  if (internal::ThreadCapturing()) return false;
+  if (internal::ThreadCapturesAnyGraph()) return false;
   try {
     ThreadProfile* t = ThisThreadProfile();
     if (t == nullptr) return false;
@@ -291,7 +292,7 @@ bool BeginProfileMark(ProfileMark* mark) noexcept {
 }
 
 void QueueProfileMark(const char* name, bool copy_name, const ProfileMark& mark) noexcept {
-  if (internal::ThreadCapturing()) return;
+  if (internal::ThreadCapturesAnyGraph()) return;
   try {
     ThreadProfile* t = ThisThreadProfile();
     if (t == nullptr) return;
@@ -328,7 +329,7 @@ void ReleaseProfileMark(ProfileMark* mark) noexcept {
 }
 
 std::map<std::string, CuProfileEntry> CollectProfile() {
-  const bool capturing = internal::ThreadCapturing();
+  const bool capturing = internal::ThreadCapturesAnyGraph();
   ProfileRegistry& r = GetProfileRegistry();
   std::lock_guard<std::mutex> lock(r.mutex);
   for (ThreadProfile* t : r.threads) {

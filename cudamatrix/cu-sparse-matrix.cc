@@ -197,7 +197,7 @@ void MatSmatOnGpu(Real alpha, const CuMatrixBase<Real>& A, const CuSparseMatrix<
   // cu-sparse-matrix.h).
   const CuSparseMatrix<Real>* S = &B;
   if (transB == kNoTrans) {
-    if (internal::ThreadCapturing()) {
+    if (internal::ThreadCapturesAnyGraph()) {
       if (beta == 0) C->SetZero();
       SpMM(CUSPARSE_OPERATION_TRANSPOSE, alpha, B, A, beta, C, CUSPARSE_ORDER_COL);
       return;
@@ -376,7 +376,7 @@ void CuSparseMatrix<Real>::CopyFromSmat(const CuSparseMatrix<Real>& other,
     }
     // cusparseCsr2cscEx2 does not replay correctly from a CUDA graph (CUDA 13.0: its scatter
     // kernel reads out of bounds at replay), so it is not captured.
-    if (internal::ThreadCapturing())
+    if (internal::ThreadCapturesAnyGraph())
       CUCTX_ERR << "CuSparseMatrix::CopyFromSmat(kTrans): a sparse transpose cannot be captured "
                    "in a CUDA graph (cusparseCsr2cscEx2 does not replay correctly); transpose "
                    "before the capture";
@@ -501,7 +501,7 @@ void CuSparseMatrix<Real>::Swap(CuSparseMatrix<Real>* other) {
 
 template <typename Real>
 const CuSparseMatrix<Real>& CuSparseMatrix<Real>::CachedTranspose() const {
-  if (internal::ThreadCapturing())
+  if (internal::ThreadCapturesAnyGraph())
     CUCTX_ERR << "CuSparseMatrix::CachedTranspose: not available while this thread captures a "
                  "CUDA graph (see the NOTE ON the transpose cache)";
   if (transpose_ == nullptr) {

@@ -4,4 +4,4 @@
 # are not installed.
 cutool_SRCS  := tool.cc nvml.cc health.cc alloc-stress.cc
 cutool_CU    := health-kernels.cu
-cutool_TESTS := health-test.cc
+cutool_TESTS := health-test.cc alternating-rounds-test.cc

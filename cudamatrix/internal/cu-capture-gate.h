@@ -30,6 +30,7 @@
 
 #include <atomic>
 #include <functional>
+#include <string>
 
 namespace cuctx {
 namespace internal {
@@ -65,11 +66,23 @@ inline bool ThreadStreamCapturing() noexcept {
     return false;
   return ThreadStreamCapturingSlow();
 }
+// True while the calling thread captures a graph by any means: CuGraph::Capture
+// (ThreadCapturing()) or a capture of its stream begun outside cuctx (ThreadStreamCapturing(), on
+// a thread that uses a GPU). As cheap as ThreadStreamCapturing(); for the checks that must skip a
+// wait, or refuse an op, inside every capture.
+inline bool ThreadCapturesAnyGraph() noexcept {
+  return ThreadCapturing() || (ThreadDeviceInline() >= 0 && ThreadStreamCapturing());
+}
 // How the check runs: "cupti" (the watch), "query" (the driver at every call) or "off".
 const char* CaptureWatchMode();
 // Starts the watch (once per process; the device registry calls it when it sets a device up,
 // before any capture can run there). Never throws.
 void StartCaptureWatch() noexcept;
+// Test and benchmark hook: switches the check to `mode` ("off", "query" or "cupti") for every
+// thread, at once; false (nothing changed) when "cupti" is asked and CUPTI cannot be used. Throws
+// cuctx::Error on another mode. Once the CUPTI watch has run, its callbacks stay subscribed, so
+// switching back to it misses no capture begun meanwhile. Call it while no thread captures.
+bool SetCaptureWatchModeForTesting(const std::string& mode);
 
 // Marks, for its lifetime, a capture running on `device` (-1: a CPU-mode capture, which involves
 // no device): waits while a device-wide call of that device runs, then counts the capture in.

@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -263,6 +264,32 @@ TEST(CuCaptureGateTest, DeviceOutOfRangeIsAnError) {
   bool ran = false;
   internal::OutsideCaptures(-1, [&] { ran = true; });  // no GPU: nothing to wait for
   EXPECT_TRUE(ran);
+}
+
+// The runtime switch of the foreign-capture check (cu-allocator-bench --only=detect uses it).
+TEST(CuCaptureGateTest, CaptureWatchModeSwitchesAtRunTime) {
+  const std::string initial = internal::CaptureWatchMode();
+  EXPECT_THROW(internal::SetCaptureWatchModeForTesting("sometimes"), Error);
+  EXPECT_EQ(internal::CaptureWatchMode(), initial);  // a bad mode changes nothing
+#if CUCTX_HAVE_CUDA
+  ASSERT_TRUE(internal::SetCaptureWatchModeForTesting("off"));
+  EXPECT_STREQ(internal::CaptureWatchMode(), "off");
+  EXPECT_FALSE(internal::ThreadStreamCapturing());
+  ASSERT_TRUE(internal::SetCaptureWatchModeForTesting("query"));
+  EXPECT_STREQ(internal::CaptureWatchMode(), "query");
+  EXPECT_FALSE(internal::ThreadStreamCapturing());  // no capture runs
+  // CUPTI needs libcupti and a driver; without them the switch says no and keeps "query".
+  if (internal::SetCaptureWatchModeForTesting("cupti"))
+    EXPECT_STREQ(internal::CaptureWatchMode(), "cupti");
+  else
+    EXPECT_STREQ(internal::CaptureWatchMode(), "query");
+  EXPECT_FALSE(internal::ThreadStreamCapturing());
+  EXPECT_TRUE(internal::SetCaptureWatchModeForTesting(initial) || initial == "cupti");
+#else
+  EXPECT_TRUE(internal::SetCaptureWatchModeForTesting("off"));
+  EXPECT_FALSE(internal::SetCaptureWatchModeForTesting("cupti"));
+  EXPECT_STREQ(internal::CaptureWatchMode(), "off");
+#endif
 }
 
 }  // namespace

@@ -10,15 +10,18 @@
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
+#include "cudamatrix/cu-sparse-matrix.h"
 #include "cudamatrix/cu-vector.h"
 #include "cudamatrix/internal/cu-capture-gate.h"
 #include "cudamatrix/internal/cu-foreign-capture.h"
 #include "matrix/matrix.h"
+#include "matrix/sparse-matrix.h"
 #include "tests/cu-matrix-testing.h"
 #include "tests/cudamatrix/cu-graph-testing.h"
 #include "tests/matrix-testing.h"
 #include "tests/testing.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
@@ -26,6 +29,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #if CUCTX_HAVE_CUDA
@@ -260,6 +264,60 @@ TEST(CuGraphForeignTest, UncapturableOpsThrowTheCaptureErrorInARawCapture) {
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
   ASSERT_EQ(cudaGraphLaunch(exec, cudaStreamPerThread), cudaSuccess);
   EXPECT_EQ(x.Sum(), 2.0f * 64 * 64);
+  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  EXPECT_TRUE(WaitForForeignPools(alive));
+#endif
+}
+
+// The checks that used to look at CuGraph's own capture flag only (the sparse transpose cache,
+// the sync-check waits, profile marks) see a raw capture too: an op that cannot be captured
+// throws the capture error, and one with a capturable form takes it.
+TEST(CuGraphForeignTest, CaptureOnlyChecksSeeARawCapture) {
+  CUCTX_REQUIRE_GPU();
+#if CUCTX_HAVE_CUDA
+  test::QuietLog quiet;
+  const int alive = internal::ForeignPoolsAlive();
+  test::Rng rng = test::MakeRng();
+  // B (12 x 10) with 1 to 3 entries a row, C = 2 A B.
+  std::vector<std::vector<std::pair<MatrixIndexT, float>>> rows(12);
+  Matrix<float> dense_b(12, 10);
+  for (int r = 0; r < 12; ++r)
+    for (int k = 0; k < 1 + r % 3; ++k) {
+      const MatrixIndexT c = (3 * r + 4 * k) % 10;
+      const float v = static_cast<float>(rng.Uniform(-1.0, 1.0));
+      rows[r].emplace_back(c, v);
+      dense_b(r, c) = v;
+    }
+  for (auto& row : rows) std::sort(row.begin(), row.end());  // columns in increasing order
+  const CuSparseMatrix<float> B(SparseMatrix<float>(10, rows));
+  const Matrix<float> a = test::RandomMatrix<float>(8, 12, &rng);
+  const CuMatrix<float> A(a);
+  CuMatrix<float> C(8, 10);
+  C.AddMatSmat(1.0f, A, B, kNoTrans, 0.0f);  // eager: the thread's cuSPARSE handle exists now
+  EXPECT_FALSE(internal::ThreadCapturesAnyGraph());
+  ASSERT_EQ(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal),
+            cudaSuccess);
+  EXPECT_TRUE(internal::ThreadCapturesAnyGraph());
+  EXPECT_FALSE(CuGraph::Capturing());  // cuctx's own flag: not its capture
+  std::string what;
+  try {
+    (void)B.CachedTranspose();  // would copy and wait: refused with the capture error
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("captures a CUDA graph"), std::string::npos) << what;
+  C.AddMatSmat(2.0f, A, B, kNoTrans, 0.0f);  // the capturable (transposed-op) form
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(cudaStreamPerThread, &graph), cudaSuccess);
+  EXPECT_FALSE(internal::ThreadCapturesAnyGraph());
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(exec, cudaStreamPerThread), cudaSuccess);
+  Matrix<float> expected(8, 10);
+  expected.AddMatMat(2.0f, a, kNoTrans, dense_b, kNoTrans, 0.0f);
+  // float rounding over at most 12 terms.
+  EXPECT_TRUE(test::ExpectNear(ToHost(C), expected, 1e-5));
   EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
   EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
   EXPECT_TRUE(WaitForForeignPools(alive));

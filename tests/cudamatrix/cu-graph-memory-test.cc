@@ -180,6 +180,46 @@ TEST(CuGraphMemoryTest, GemmStepReportsNodesAndMemory) {
   EXPECT_TRUE(Identical(expected, y));
 }
 
+// EscapedBytes counts what the capture allocated and did not free (its outputs), in every mode;
+// temporaries and the cuBLAS workspace do not count.
+TEST(CuGraphMemoryTest, EscapedBytesCountTheOutputsOnly) {
+  test::Rng rng = test::MakeRng();
+  CuMatrix<float> x(test::RandomMatrix<float>(48, 96, &rng));
+  for (CuGraphMemory memory :
+       {CuGraphMemory::kSharedPool, CuGraphMemory::kNodes, CuGraphMemory::kPrivatePool}) {
+    SCOPED_TRACE(CuGraph::MemoryName(memory));
+    CuMatrix<float> y, z;  // allocated inside: they escape
+    CuGraph graph = CuGraph::Capture(
+        [&] {
+          CuMatrix<float> t(48, 96, kUndefined);  // freed inside: does not escape
+          t.CopyFromMat(x);
+          t.Scale(2.0f);
+          y.Resize(48, 96, kUndefined);
+          y.CopyFromMat(t);
+          z.Resize(5, 7);
+        },
+        memory);
+    graph.Launch();
+    EXPECT_TRUE(Identical(ToHost(y), [&] {
+      Matrix<float> e = ToHost(x);
+      e.Scale(2.0f);
+      return e;
+    }()));
+    if (!test::GpuEnabled()) {
+      EXPECT_EQ(graph.EscapedBytes(), 0u);
+      continue;
+    }
+    const size_t outputs = sizeof(float) * (static_cast<size_t>(y.Stride()) * y.NumRows() +
+                                            static_cast<size_t>(z.Stride()) * z.NumRows());
+    EXPECT_GE(graph.EscapedBytes(), outputs);
+    // Graph memory nodes round each allocation up to 256 bytes; pools count the bytes asked for.
+    if (memory == CuGraphMemory::kNodes)
+      EXPECT_LE(graph.EscapedBytes(), outputs + 2 * 256);
+    else
+      EXPECT_EQ(graph.EscapedBytes(), outputs);
+  }
+}
+
 #if CUCTX_HAVE_CUDA
 // Device memory the driver may keep after a graph goes (graph executables, lazily loaded
 // modules): readings within this margin count as "given back".

@@ -3,7 +3,12 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Both modes: two threads capture and replay their own graphs while a third runs eager work with
-// SynchronizeGpu() now and then.
+// SynchronizeGpu() now and then; and threads that start, make their library handles (cuBLAS,
+// cuRAND), work and exit (destroying them), with SynchronizeGpu() in between, while two others
+// capture over and over. Making or destroying a handle may wait for the device or use the legacy
+// default stream, and SynchronizeGpu() queues work there; either invalidates another thread's
+// capture unless cuctx keeps them apart (the intermittent cudaErrorStreamCaptureInvalidated of
+// issue 26).
 #include "cudamatrix/cu-device.h"
 #include "cudamatrix/cu-graph.h"
 #include "cudamatrix/cu-matrix.h"
@@ -18,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <exception>
 #include <gtest/gtest.h>
 #include <memory>
@@ -192,6 +198,83 @@ TEST(CuGraphThreadTest, ThreadEndingDuringAnotherThreadsCapture) {
   ending.join();
   // Every element: 32 products of 2 x 2, plus 1.
   EXPECT_EQ(y.Sum(), 32.0f * 32.0f * (32.0f * 4.0f + 1.0f));
+}
+
+// One short-lived thread: makes its handles (first use of cuRAND and cuBLAS on the thread), runs a
+// GEMM of random matrices checked against the CPU, and exits, which destroys its handles.
+void ShortLivedWorker(int index, Failures* failures) {
+  try {
+    CuDevice::Instantiate();
+    const MatrixIndexT n = 8 + index % 24;
+    CuMatrix<float> a(n, n, kUndefined), b(n, n, kUndefined), c(n, n);
+    a.SetRandn();
+    b.SetRandUniform();
+    c.AddMatMat(1.0f, a, kNoTrans, b, kNoTrans, 0.0f);
+    Matrix<float> ref(n, n);
+    ref.AddMatMat(1.0f, ToHost(a), kNoTrans, ToHost(b), kNoTrans, 0.0f);
+    // float rounding over at most 31 terms of |a| < ~5, b < 1.
+    if (!test::ExpectNear(ToHost(c), ref, 1e-4))
+      failures->Add("short-lived thread " + std::to_string(index) + ": GEMM wrong");
+  } catch (const std::exception& e) {
+    failures->Add("short-lived thread " + std::to_string(index) + " threw: " + e.what());
+  }
+}
+
+// A capturing thread that captures, launches and destroys small graphs 40 times (10 under
+// compute-sanitizer, CUCTX_TEST_QUICK), each checked.
+void RepeatedCaptureWorker(int id, std::atomic<int>* ready, Failures* failures) {
+  const int kRounds = std::getenv("CUCTX_TEST_QUICK") == nullptr ? 40 : 10;
+  try {
+    CuDevice::Instantiate();
+    CuMatrix<float> warm(4, 4);
+    warm.SetRandn();  // its own handles exist before the churn starts
+    ready->fetch_add(1);
+    for (int round = 0; round < kRounds; ++round) {
+      CuMatrix<float> out(8, 8), w(8, 8);
+      w.Set(1.0f);
+      CuGraph g = CuGraph::Capture([&] {
+        CuMatrix<float> t(64, 64);
+        t.Set(float(round + id));
+        out.AddMatMat(1.0f, t.Range(0, 8, 0, 8), kNoTrans, w, kNoTrans, 0.0f);
+      });
+      g.Launch();
+      const float want = 64.0f * 8 * (round + id);  // 64 entries, each 8 * (round + id)
+      if (out.Sum() != want)
+        failures->Add("capturing thread " + std::to_string(id) + " round " + std::to_string(round) +
+                      ": sum " + std::to_string(out.Sum()) + ", want " + std::to_string(want));
+    }
+  } catch (const std::exception& e) {
+    failures->Add("capturing thread " + std::to_string(id) + " threw: " + e.what());
+    ready->fetch_add(1);
+  }
+}
+
+TEST(CuGraphThreadTest, ThreadsMakeAndDestroyHandlesWhileOthersCapture) {
+  CuDevice::Instantiate().AllowMultithreading();
+  std::atomic<int> ready{0}, finished{0};
+  Failures failures;
+  std::vector<std::thread> capturing;
+  for (int id = 0; id < 2; ++id)
+    capturing.emplace_back([&, id] {
+      RepeatedCaptureWorker(id, &ready, &failures);
+      finished.fetch_add(1);
+    });
+  while (ready.load() < 2) std::this_thread::yield();
+  // Short-lived threads, two at a time, until both capturing threads are done (at least 8), with a
+  // SynchronizeGpu() after each pair.
+  int started = 0;
+  while (started < 8 || finished.load() < 2) {
+    std::thread a(ShortLivedWorker, started, &failures);
+    std::thread b(ShortLivedWorker, started + 1, &failures);
+    a.join();
+    b.join();
+    // A no-op on the legacy stream (after the gate), still pending when the next capture begins.
+    SynchronizeGpu();
+    started += 2;
+  }
+  for (std::thread& t : capturing) t.join();
+  for (const std::string& f : failures.Take()) ADD_FAILURE() << f;
+  EXPECT_FALSE(CuGraph::Capturing());
 }
 
 }  // namespace
