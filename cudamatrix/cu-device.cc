@@ -319,8 +319,14 @@ void CuDevice::PrintProfile() {
 #if CUCTX_HAVE_CUDA
 void CuDevice::SeedGpu(uint64 seed) {
   if (!Enabled()) return;
-  CUCTX_CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(GetCurandHandle(), seed));
-  CUCTX_CURAND_CHECK(curandSetGeneratorOffset(GetCurandHandle(), 0));
+  curandGenerator_t gen = GetCurandHandle();
+  // A new seed remakes the generator's state, which waits for the device (see GetCurandHandle).
+  OutsideCapturesForHandle(device_id_, "CuDevice::SeedGpu (re-seeding the cuRAND generator)",
+                           [gen, seed] {
+                             CUCTX_CURAND_CHECK(curandSetPseudoRandomGeneratorSeed(gen, seed));
+                             CUCTX_CURAND_CHECK(curandSetGeneratorOffset(gen, 0));
+                             CUCTX_CURAND_CHECK(curandGenerateSeeds(gen));
+                           });
 }
 
 // Malloc, MallocPitch and Free go to the calling thread's allocation scope while one is installed
@@ -433,6 +439,10 @@ curandGenerator_st* CuDevice::GetCurandHandle() {
           curandGenerator_t h = nullptr;
           CUCTX_CURAND_CHECK(curandCreateGenerator(&h, CURAND_RNG_PSEUDO_DEFAULT));
           CUCTX_CURAND_CHECK(curandSetStream(h, cudaStreamPerThread));
+          // The generator's state is made at its first draw (and after a new seed), and cuRAND
+          // waits for the device there (cudaDeviceSynchronize, seen on an H200), which breaks
+          // captures of other threads and cannot be captured: make it now, outside captures.
+          CUCTX_CURAND_CHECK(curandGenerateSeeds(h));
           curand_ = h;
         });
   }
