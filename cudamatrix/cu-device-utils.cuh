@@ -39,16 +39,22 @@ struct ElementwiseShape {
   dim3 block;
 };
 
+// The grid that covers `cols` x `rows` with blocks of `covers_x` x `covers_y` elements, each
+// extent capped at 65535 blocks (the kernels grid-stride past it).
+inline dim3 CappedGrid(int32_t cols, int32_t rows, int32_t covers_x, int32_t covers_y) {
+  const int64_t gx = (static_cast<int64_t>(cols) + covers_x - 1) / covers_x;
+  const int64_t gy = (static_cast<int64_t>(rows) + covers_y - 1) / covers_y;
+  return dim3(static_cast<unsigned>(gx < 65535 ? gx : 65535),
+              static_cast<unsigned>(gy < 65535 ? gy : 65535), 1);
+}
+
 inline ElementwiseShape MakeElementwiseShape(MatrixDim d) {
   ElementwiseShape s;
   int32_t bx = 32;
   while (bx < d.cols && bx < kCuElementwiseThreads) bx *= 2;
   const int32_t by = kCuElementwiseThreads / bx;
   s.block = dim3(bx, by, 1);
-  const int64_t gx = (static_cast<int64_t>(d.cols) + bx - 1) / bx;
-  const int64_t gy = (static_cast<int64_t>(d.rows) + by - 1) / by;
-  s.grid = dim3(static_cast<unsigned>(gx < 65535 ? gx : 65535),
-                static_cast<unsigned>(gy < 65535 ? gy : 65535), 1);
+  s.grid = CappedGrid(d.cols, d.rows, bx, by);
   return s;
 }
 
@@ -62,10 +68,7 @@ inline ElementwiseShape MakeTransposedReadShape(MatrixDim d) {
   constexpr int32_t kEdge = 16;
   ElementwiseShape s;
   s.block = dim3(kEdge, kEdge, 1);
-  const int64_t gx = (static_cast<int64_t>(d.cols) + kEdge - 1) / kEdge;
-  const int64_t gy = (static_cast<int64_t>(d.rows) + kEdge - 1) / kEdge;
-  s.grid = dim3(static_cast<unsigned>(gx < 65535 ? gx : 65535),
-                static_cast<unsigned>(gy < 65535 ? gy : 65535), 1);
+  s.grid = CappedGrid(d.cols, d.rows, kEdge, kEdge);
   return s;
 }
 
@@ -271,10 +274,7 @@ __global__ void TransposeMapKernel(MatrixDim d, const SrcReal* src, int32_t src_
 
 inline void TransposeShape(MatrixDim d, dim3* grid, dim3* block) {
   *block = dim3(kCuTileDim, kCuTileRows, 1);
-  const int64_t gx = (static_cast<int64_t>(d.cols) + kCuTileDim - 1) / kCuTileDim;
-  const int64_t gy = (static_cast<int64_t>(d.rows) + kCuTileDim - 1) / kCuTileDim;
-  *grid = dim3(static_cast<unsigned>(gx < 65535 ? gx : 65535),
-               static_cast<unsigned>(gy < 65535 ? gy : 65535), 1);
+  *grid = CappedGrid(d.cols, d.rows, kCuTileDim, kCuTileDim);
 }
 
 // Calls op(&dst(r, c), r, c) for every element (ops that broadcast vectors or index other
