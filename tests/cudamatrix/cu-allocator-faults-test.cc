@@ -333,6 +333,20 @@ TEST(FaultInjectionTest, PinnedHostFailingTwiceIsOutOfMemory) {
 
 // ---- on the GPU (CUCTX_TEST_GPU=yes): the same stress over the real upstreams -----------------
 
+// The 8-thread stress over device memory that the GPU fault tests run; fewer steps under
+// compute-sanitizer (tools/gpu-test.sh sets CUCTX_TEST_QUICK=1 there).
+AllocStressOptions DeviceStressOptions() {
+  AllocStressOptions so;
+  so.threads = 8;
+  so.steps_per_thread = std::getenv("CUCTX_TEST_QUICK") != nullptr ? 300 : 1500;
+  so.thread_init = [] { CuDevice::Instantiate(); };
+  so.max_bytes = 4 * kMiB;
+  so.seed = test::Seed();
+  so.release_every = 101;
+  so.device_memory = true;
+  return so;
+}
+
 TEST(FaultInjectionTest, EightThreadStressOverDeviceUpstreamOneIn50) {
   CUCTX_REQUIRE_GPU();
   test::QuietLog quiet;
@@ -345,15 +359,7 @@ TEST(FaultInjectionTest, EightThreadStressOverDeviceUpstreamOneIn50) {
     std::string note;
     auto a = std::make_unique<CuMemoryAllocator>(
         o, NewFaultInjectingUpstream(NewDeviceAllocatorUpstream(kind, nullptr, &note)));
-    AllocStressOptions so;
-    so.threads = 8;
-    // Fewer steps under compute-sanitizer (tools/gpu-test.sh sets CUCTX_TEST_QUICK=1 there).
-    so.steps_per_thread = std::getenv("CUCTX_TEST_QUICK") != nullptr ? 300 : 1500;
-    so.thread_init = [] { CuDevice::Instantiate(); };
-    so.max_bytes = 4 * kMiB;
-    so.seed = test::Seed();
-    so.release_every = 101;
-    so.device_memory = true;
+    const AllocStressOptions so = DeviceStressOptions();
     AllocStressResult r;
     FaultInjector::Counters c;
     {
@@ -390,14 +396,7 @@ TEST(FaultInjectionTest, EightThreadStressOverAsyncBackendOneIn50) {
   o.backend = "async";
   std::string note;
   std::unique_ptr<CuMemoryAllocator> a = NewDeviceMemoryAllocator(o, nullptr, &note);
-  AllocStressOptions so;
-  so.threads = 8;
-  so.steps_per_thread = std::getenv("CUCTX_TEST_QUICK") != nullptr ? 300 : 1500;
-  so.thread_init = [] { CuDevice::Instantiate(); };
-  so.max_bytes = 4 * kMiB;
-  so.seed = test::Seed();
-  so.release_every = 101;
-  so.device_memory = true;
+  const AllocStressOptions so = DeviceStressOptions();
   AllocStressResult r;
   FaultInjector::Counters c;
   {
