@@ -191,6 +191,16 @@ TEST(FaultInjectionTest, EveryCallOfASequenceMayFail) {
   }
 }
 
+// Runs the stress with 1 in 50 of the calls at `sites` failing (seeded by the test's seed) and
+// returns its result, with the injector's counters in *counters.
+AllocStressResult StressOneIn50(CuMemoryAllocator* allocator, const AllocStressOptions& options,
+                                const char* sites, FaultInjector::Counters* counters) {
+  ScopedFaultInjection scope(OneIn(50, test::Seed(), sites));
+  AllocStressResult result = RunAllocStress(allocator, options);
+  *counters = FaultInjector::GetCounters();
+  return result;
+}
+
 // The CI stress: 8 threads over the host upstream with 1 in 50 device, vmm and stream calls
 // failing; poison patterns, cross-thread frees, the registry of live blocks; then everything
 // freed and released gives the upstream's memory back (0 leaks) and allocation works again.
@@ -208,13 +218,8 @@ TEST(FaultInjectionTest, EightThreadStressOverHostUpstreamOneIn50) {
     so.max_bytes = 512 * kKiB;
     so.seed = test::Seed();
     so.release_every = 53;  // give memory back often, so that growth calls the upstream often
-    AllocStressResult r;
     FaultInjector::Counters c;
-    {
-      ScopedFaultInjection scope(OneIn(50, test::Seed(), "device+vmm+stream"));
-      r = RunAllocStress(f.allocator.get(), so);
-      c = FaultInjector::GetCounters();
-    }
+    const AllocStressResult r = StressOneIn50(f.allocator.get(), so, "device+vmm+stream", &c);
     PrintResult(granularity == 0 ? "regions" : "expandable", r);
     std::printf("    injected failures: %lld (device calls %lld, vmm %lld, stream %lld)\n",
                 static_cast<long long>(c.TotalFailures()),
@@ -360,13 +365,8 @@ TEST(FaultInjectionTest, EightThreadStressOverDeviceUpstreamOneIn50) {
     auto a = std::make_unique<CuMemoryAllocator>(
         o, NewFaultInjectingUpstream(NewDeviceAllocatorUpstream(kind, nullptr, &note)));
     const AllocStressOptions so = DeviceStressOptions();
-    AllocStressResult r;
     FaultInjector::Counters c;
-    {
-      ScopedFaultInjection scope(OneIn(50, test::Seed(), "device+vmm+stream"));
-      r = RunAllocStress(a.get(), so);
-      c = FaultInjector::GetCounters();
-    }
+    const AllocStressResult r = StressOneIn50(a.get(), so, "device+vmm+stream", &c);
     PrintResult(kind, r);
     std::printf("    injected failures: %lld%s%s\n", static_cast<long long>(c.TotalFailures()),
                 note.empty() ? "" : "; fell back: ", note.c_str());
@@ -397,13 +397,8 @@ TEST(FaultInjectionTest, EightThreadStressOverAsyncBackendOneIn50) {
   std::string note;
   std::unique_ptr<CuMemoryAllocator> a = NewDeviceMemoryAllocator(o, nullptr, &note);
   const AllocStressOptions so = DeviceStressOptions();
-  AllocStressResult r;
   FaultInjector::Counters c;
-  {
-    ScopedFaultInjection scope(OneIn(50, test::Seed(), "device+stream"));
-    r = RunAllocStress(a.get(), so);
-    c = FaultInjector::GetCounters();
-  }
+  const AllocStressResult r = StressOneIn50(a.get(), so, "device+stream", &c);
   PrintResult("async", r);
   std::printf("    injected failures: %lld (device calls %lld, stream calls %lld)\n",
               static_cast<long long>(c.TotalFailures()),
