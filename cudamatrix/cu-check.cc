@@ -223,9 +223,9 @@ namespace {
 // outside cuctx. Asks the driver (tens of ns): only the sync-check mode uses it, which waits for
 // the stream after every launch anyway. (The capture watch of cu-capture-gate sits above this
 // layer.)
-bool StreamCapturingNow() {
+bool StreamCapturingNow(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  if (cudaStreamIsCapturing(cudaStreamPerThread, &status) != cudaSuccess) {
+  if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
     (void)cudaGetLastError();  // no context yet: nothing can capture
     return false;
   }
@@ -234,13 +234,18 @@ bool StreamCapturingNow() {
 
 }  // namespace
 
-void CheckLaunch(const char* kernel, const char* func, const char* file, int line) {
-  cudaError_t e = cudaGetLastError();
+int SyncAfterLaunch(void* stream) {
   // A captured launch runs later; waiting for the stream would break the capture, whoever began
   // it.
-  if (e == cudaSuccess && SyncChecksEnabled() && !internal::ThreadCapturing() &&
-      !StreamCapturingNow())
-    e = cudaStreamSynchronize(cudaStreamPerThread);
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (internal::ThreadCapturing() || StreamCapturingNow(s)) return cudaSuccess;
+  return cudaStreamSynchronize(s);
+}
+
+void CheckLaunch(const char* kernel, const char* func, const char* file, int line) {
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess && SyncChecksEnabled())
+    e = static_cast<cudaError_t>(SyncAfterLaunch(cudaStreamPerThread));
   if (e != cudaSuccess) {
     std::string call = std::string("launch of ") + kernel;
     ThrowStatus(kCudaLib, static_cast<int>(e), call.c_str(), func, file, line);

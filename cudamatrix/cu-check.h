@@ -36,6 +36,11 @@ void CheckLaunch(const char* kernel, const char* func, const char* file, int lin
 // True when sync-check mode is on.
 bool SyncChecksEnabled();
 
+// Sync-check mode's wait after a launch: synchronizes `stream` (a cudaStream_t) and returns its
+// cudaError_t, or returns cudaSuccess at once while the calling thread or the stream captures a
+// graph (a captured launch runs later, and waiting would break the capture).
+int SyncAfterLaunch(void* stream);
+
 }  // namespace internal
 }  // namespace cuctx
 

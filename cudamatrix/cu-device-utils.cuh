@@ -4,6 +4,7 @@
 #define CUCTX_CUDAMATRIX_CU_DEVICE_UTILS_CUH_
 
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
@@ -206,12 +207,13 @@ void LaunchUnaryMap(MatrixDim d, Op op, Real* data, CuStream stream, const char*
   CollapseIfContiguous(&d, nullptr);
   if (RowsAligned16(data, d.stride)) {
     const ElementwiseShape s = MakeElementwiseShape(MatrixDim{d.rows, VecUnits<Real>(d.cols), 0});
-    IndexedMapVecKernel<<<s.grid, s.block, 0, stream>>>(d, IgnoreIndex<Op>{op}, data);
+    Launch<IndexedMapVecKernel<Real, IgnoreIndex<Op>>>(CUCTX_LAUNCH_SITE(name), s.grid, s.block, 0,
+                                                       stream, d, IgnoreIndex<Op>{op}, data);
   } else {
     const ElementwiseShape s = MakeElementwiseShape(d);
-    UnaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, op, data);
+    Launch<UnaryMapKernel<Real, Op>>(CUCTX_LAUNCH_SITE(name), s.grid, s.block, 0, stream, d, op,
+                                     data);
   }
-  CUCTX_CUDA_CHECK_LAUNCH(name);
 }
 
 // Launches op(&dst(r, c), src(r, c)) (src has dst's shape, row stride src_stride; SrcReal may
@@ -226,15 +228,16 @@ void LaunchBinaryMap(MatrixDim d, const SrcReal* src, int32_t src_stride, Op op,
     if (RowsAligned16(dst, d.stride) && RowsAligned16(src, src_stride)) {
       const ElementwiseShape s =
           MakeElementwiseShape(MatrixDim{d.rows, VecUnits<DstReal>(d.cols), 0});
-      BinaryMapVecKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_stride, op, dst);
+      Launch<BinaryMapVecKernel<DstReal, Op>>(CUCTX_LAUNCH_SITE(name), s.grid, s.block, 0, stream,
+                                              d, src, src_stride, op, dst);
       launched = true;
     }
   }
   if (!launched) {
     const ElementwiseShape s = MakeElementwiseShape(d);
-    BinaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_stride, op, dst);
+    Launch<BinaryMapKernel<SrcReal, DstReal, Op>>(CUCTX_LAUNCH_SITE(name), s.grid, s.block, 0,
+                                                  stream, d, src, src_stride, op, dst);
   }
-  CUCTX_CUDA_CHECK_LAUNCH(name);
 }
 
 // Transposing map: calls op(&dst(r, c), src(c, r)). Each block walks tiles of kCuTileDim x
@@ -295,12 +298,13 @@ void LaunchIndexedMap(MatrixDim d, Op op, Real* dst, CuStream stream, const char
   if (d.rows == 0 || d.cols == 0) return;
   if (RowsAligned16(dst, d.stride)) {
     const ElementwiseShape s = MakeElementwiseShape(MatrixDim{d.rows, VecUnits<Real>(d.cols), 0});
-    IndexedMapVecKernel<<<s.grid, s.block, 0, stream>>>(d, op, dst);
+    Launch<IndexedMapVecKernel<Real, Op>>(CUCTX_LAUNCH_SITE(name), s.grid, s.block, 0, stream, d,
+                                          op, dst);
   } else {
     const ElementwiseShape s = MakeElementwiseShape(d);
-    IndexedMapKernel<<<s.grid, s.block, 0, stream>>>(d, op, dst);
+    Launch<IndexedMapKernel<Real, Op>>(CUCTX_LAUNCH_SITE(name), s.grid, s.block, 0, stream, d, op,
+                                       dst);
   }
-  CUCTX_CUDA_CHECK_LAUNCH(name);
 }
 
 // A read-only operand of NaryMapKernel with dst's shape: element (r, c) is data[r * stride + c].

@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
@@ -36,9 +37,9 @@ void AddDiagScaledMat(MatrixDim d, Real alpha, const Real* v, bool by_rows, cons
   if (d.rows == 0 || d.cols == 0) return;
   const internal::ElementwiseShape s =
       trans ? internal::MakeTransposedReadShape(d) : internal::MakeElementwiseShape(d);
-  AddDiagScaledMatKernel<<<s.grid, s.block, 0, stream>>>(d, alpha, v, by_rows, m, m_stride, trans,
-                                                         beta, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("AddDiagScaledMatKernel");
+  internal::Launch<AddDiagScaledMatKernel<Real>>(CUCTX_LAUNCH_SITE("AddDiagScaledMatKernel"),
+                                                 s.grid, s.block, 0, stream, d, alpha, v, by_rows,
+                                                 m, m_stride, trans, beta, dst);
 }
 
 // dst[i] = beta * dst[i] + alpha * v[i] * r[i]; v or r may be dst (each thread reads its own
@@ -56,8 +57,9 @@ void AddVecVec(int32_t dim, Real alpha, const Real* v, const Real* r, Real beta,
   if (dim == 0) return;
   const int32_t blocks = static_cast<int32_t>(std::min<int64_t>(
       (static_cast<int64_t>(dim) + kCuElementwiseThreads - 1) / kCuElementwiseThreads, 65535));
-  AddVecVecKernel<<<blocks, kCuElementwiseThreads, 0, stream>>>(dim, alpha, v, r, beta, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("AddVecVecKernel");
+  internal::Launch<AddVecVecKernel<Real>>(CUCTX_LAUNCH_SITE("AddVecVecKernel"), blocks,
+                                          kCuElementwiseThreads, 0, stream, dim, alpha, v, r, beta,
+                                          dst);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
@@ -39,10 +40,10 @@ void CopyWords2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
   const int64_t units = static_cast<int64_t>(row_bytes / sizeof(Word));
   const int64_t total = units * static_cast<int64_t>(rows);
   const int64_t blocks = std::min<int64_t>((total + kThreads - 1) / kThreads, 1024);
-  CopyWords2DKernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+  internal::Launch<CopyWords2DKernel<Word>>(
+      CUCTX_LAUNCH_SITE("CopyWords2DKernel"), static_cast<unsigned>(blocks), kThreads, 0, stream,
       static_cast<Word*>(dst), dst_pitch / sizeof(Word), static_cast<const Word*>(src),
       src_pitch / sizeof(Word), units, total);
-  CUCTX_CUDA_CHECK_LAUNCH("CopyWords2DKernel");
 }
 
 template <typename DstReal>
@@ -66,9 +67,9 @@ void CopyMat(MatrixDim d, const SrcReal* src, int32_t src_stride, bool trans, Ds
   if (trans) {
     dim3 grid, block;
     internal::TransposeShape(d, &grid, &block);
-    internal::TransposeMapKernel<<<grid, block, 0, stream>>>(d, src, src_stride,
-                                                             AssignOp<DstReal>(), dst);
-    CUCTX_CUDA_CHECK_LAUNCH("TransposeMapKernel(copy)");
+    internal::Launch<internal::TransposeMapKernel<SrcReal, DstReal, AssignOp<DstReal>>>(
+        CUCTX_LAUNCH_SITE("TransposeMapKernel(copy)"), grid, block, 0, stream, d, src, src_stride,
+        AssignOp<DstReal>(), dst);
     return;
   }
   internal::LaunchBinaryMap(d, src, src_stride, AssignOp<DstReal>(), dst, stream,
@@ -89,12 +90,13 @@ void LaunchFill(void* d_data, int64_t count, int32_t elem_bytes, uint64_t patter
   const int64_t want = (count + threads - 1) / threads;
   const int blocks = static_cast<int>(want < 4096 ? want : 4096);
   if (elem_bytes == 4) {
-    FillKernel<<<blocks, threads, 0, stream>>>(static_cast<uint32_t*>(d_data), count,
-                                               static_cast<uint32_t>(pattern));
+    internal::Launch<FillKernel<uint32_t>>(CUCTX_LAUNCH_SITE("FillKernel"), blocks, threads, 0,
+                                           stream, static_cast<uint32_t*>(d_data), count,
+                                           static_cast<uint32_t>(pattern));
   } else {
-    FillKernel<<<blocks, threads, 0, stream>>>(static_cast<uint64_t*>(d_data), count, pattern);
+    internal::Launch<FillKernel<uint64_t>>(CUCTX_LAUNCH_SITE("FillKernel"), blocks, threads, 0,
+                                           stream, static_cast<uint64_t*>(d_data), count, pattern);
   }
-  CUCTX_CUDA_CHECK_LAUNCH("FillKernel");
 }
 
 void LaunchCopyBytes2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,

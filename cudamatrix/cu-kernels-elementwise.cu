@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
@@ -53,9 +54,9 @@ void AddMat(MatrixDim d, Real alpha, const Real* src, int32_t src_stride, bool t
   }
   dim3 grid, block;
   internal::TransposeShape(d, &grid, &block);
-  internal::TransposeMapKernel<<<grid, block, 0, stream>>>(d, src, src_stride,
-                                                           AxpbyOp<Real>{alpha, beta}, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("TransposeMapKernel(addmat)");
+  internal::Launch<internal::TransposeMapKernel<Real, Real, AxpbyOp<Real>>>(
+      CUCTX_LAUNCH_SITE("TransposeMapKernel(addmat)"), grid, block, 0, stream, d, src, src_stride,
+      AxpbyOp<Real>{alpha, beta}, dst);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
@@ -253,8 +254,8 @@ void LaunchNary(MatrixDim d, Op op, Real* dst, CuStream stream, MapInput<In>... 
   if (d.rows == 0 || d.cols == 0) return;
   internal::CollapseAllIfContiguous(&d, &in...);
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  internal::NaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, op, dst, in...);
-  CUCTX_CUDA_CHECK_LAUNCH("NaryMapKernel");
+  internal::Launch<internal::NaryMapKernel<Real, Op, In...>>(
+      CUCTX_LAUNCH_SITE("NaryMapKernel"), s.grid, s.block, 0, stream, d, op, dst, in...);
 }
 
 // ---- diagonal -----------------------------------------------------------------------------------
@@ -278,9 +279,9 @@ void AddToDiagImpl(MatrixDim d, Real alpha, Real* data, CuStream stream) {
   const int64_t blocks =
       (static_cast<int64_t>(diag.rows) + kCuElementwiseThreads - 1) / kCuElementwiseThreads;
   const dim3 grid(1, static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 1);
-  internal::UnaryMapKernel<<<grid, dim3(1, kCuElementwiseThreads, 1), 0, stream>>>(
-      diag, AddScalarOp<Real>{alpha}, data);
-  CUCTX_CUDA_CHECK_LAUNCH("UnaryMapKernel(add to diagonal)");
+  internal::Launch<internal::UnaryMapKernel<Real, AddScalarOp<Real>>>(
+      CUCTX_LAUNCH_SITE("UnaryMapKernel(add to diagonal)"), grid, dim3(1, kCuElementwiseThreads, 1),
+      0, stream, diag, AddScalarOp<Real>{alpha}, data);
 }
 
 }  // namespace

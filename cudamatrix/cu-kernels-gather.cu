@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
@@ -490,13 +491,16 @@ void LaunchGatherRowsKernel(MatrixDim d, RowGatherOp op, Real alpha, Rows rows, 
   const internal::ElementwiseShape s = GatherShape<Real>(d);
   switch (op) {
     case RowGatherOp::kCopy:
-      GatherRowsKernel<RowGatherOp::kCopy><<<s.grid, s.block, 0, stream>>>(d, alpha, rows, dst);
+      internal::Launch<GatherRowsKernel<RowGatherOp::kCopy, Real, Rows>>(
+          CUCTX_LAUNCH_SITE("GatherRowsKernel"), s.grid, s.block, 0, stream, d, alpha, rows, dst);
       break;
     case RowGatherOp::kAdd:
-      GatherRowsKernel<RowGatherOp::kAdd><<<s.grid, s.block, 0, stream>>>(d, alpha, rows, dst);
+      internal::Launch<GatherRowsKernel<RowGatherOp::kAdd, Real, Rows>>(
+          CUCTX_LAUNCH_SITE("GatherRowsKernel"), s.grid, s.block, 0, stream, d, alpha, rows, dst);
       break;
     case RowGatherOp::kMul:
-      GatherRowsKernel<RowGatherOp::kMul><<<s.grid, s.block, 0, stream>>>(d, alpha, rows, dst);
+      internal::Launch<GatherRowsKernel<RowGatherOp::kMul, Real, Rows>>(
+          CUCTX_LAUNCH_SITE("GatherRowsKernel"), s.grid, s.block, 0, stream, d, alpha, rows, dst);
       break;
   }
 }
@@ -507,7 +511,6 @@ void GatherRows(MatrixDim d, RowGatherOp op, Real alpha, const Real* src, int32_
   if (Empty(d)) return;
   LaunchGatherRowsKernel(
       d, op, alpha, IndexedRows<const Real*>{src, src_rows, src_stride, d_indexes}, dst, stream);
-  CUCTX_CUDA_CHECK_LAUNCH("GatherRowsKernel(indexes)");
 }
 
 template <typename Real>
@@ -515,7 +518,6 @@ void GatherRowPtrs(MatrixDim d, RowGatherOp op, Real alpha, const Real* const* d
                    Real* dst, CuStream stream) {
   if (Empty(d)) return;
   LaunchGatherRowsKernel(d, op, alpha, PointerRows<const Real*>{d_src_rows}, dst, stream);
-  CUCTX_CUDA_CHECK_LAUNCH("GatherRowsKernel(pointers)");
 }
 
 template <typename Real>
@@ -523,9 +525,9 @@ void AddToRows(MatrixDim d, Real alpha, const Real* src, const int32_t* d_indexe
                int32_t dst_stride, Real* dst, CuStream stream) {
   if (Empty(d)) return;
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  ScatterRowsKernel<<<s.grid, s.block, 0, stream>>>(
-      d, src, true, alpha, IndexedRows<Real*>{dst, dst_rows, dst_stride, d_indexes});
-  CUCTX_CUDA_CHECK_LAUNCH("ScatterRowsKernel(indexes)");
+  internal::Launch<ScatterRowsKernel<Real, IndexedRows<Real*>>>(
+      CUCTX_LAUNCH_SITE("ScatterRowsKernel(indexes)"), s.grid, s.block, 0, stream, d, src, true,
+      alpha, IndexedRows<Real*>{dst, dst_rows, dst_stride, d_indexes});
 }
 
 template <typename Real>
@@ -533,9 +535,9 @@ void ScatterRowPtrs(MatrixDim d, bool add, Real alpha, const Real* src, Real* co
                     CuStream stream) {
   if (Empty(d)) return;
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  ScatterRowsKernel<<<s.grid, s.block, 0, stream>>>(d, src, add, alpha,
-                                                    PointerRows<Real*>{d_dst_rows});
-  CUCTX_CUDA_CHECK_LAUNCH("ScatterRowsKernel(pointers)");
+  internal::Launch<ScatterRowsKernel<Real, PointerRows<Real*>>>(
+      CUCTX_LAUNCH_SITE("ScatterRowsKernel(pointers)"), s.grid, s.block, 0, stream, d, src, add,
+      alpha, PointerRows<Real*>{d_dst_rows});
 }
 
 // GatherColsStagedKernel needs the source row in shared memory, and pays for reading all of it:
@@ -553,15 +555,15 @@ void GatherCols(MatrixDim d, const Real* src, int32_t src_cols, int32_t src_stri
       static_cast<int64_t>(src_cols) <= static_cast<int64_t>(kGatherColsStagedRatio) * d.cols &&
       d.rows >= kGatherColsStagedMinRows) {
     const unsigned grid = static_cast<unsigned>(d.rows < 65535 ? d.rows : 65535);
-    GatherColsStagedKernel<<<grid, kGatherColsThreads, staged_bytes, stream>>>(
+    internal::Launch<GatherColsStagedKernel<Real>>(
+        CUCTX_LAUNCH_SITE("GatherColsStagedKernel"), grid, kGatherColsThreads, staged_bytes, stream,
         d, src, src_cols, src_stride, d_indexes, add, dst);
-    CUCTX_CUDA_CHECK_LAUNCH("GatherColsStagedKernel");
     return;
   }
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  GatherColsKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_cols, src_stride, d_indexes, add,
-                                                   dst);
-  CUCTX_CUDA_CHECK_LAUNCH("GatherColsKernel");
+  internal::Launch<GatherColsKernel<Real>>(CUCTX_LAUNCH_SITE("GatherColsKernel"), s.grid, s.block,
+                                           0, stream, d, src, src_cols, src_stride, d_indexes, add,
+                                           dst);
 }
 
 template <typename Real>
@@ -569,8 +571,9 @@ void AddRowRanges(MatrixDim d, const Real* src, int32_t src_rows, int32_t src_st
                   const int32_t* d_pairs, Real* dst, CuStream stream) {
   if (Empty(d)) return;
   const internal::ElementwiseShape s = GatherShape<Real>(d);
-  AddRowRangesKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_rows, src_stride, d_pairs, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("AddRowRangesKernel");
+  internal::Launch<AddRowRangesKernel<Real>>(CUCTX_LAUNCH_SITE("AddRowRangesKernel"), s.grid,
+                                             s.block, 0, stream, d, src, src_rows, src_stride,
+                                             d_pairs, dst);
 }
 
 template <typename Real>
@@ -578,8 +581,9 @@ void SumColumnRanges(MatrixDim d, const Real* src, int32_t src_cols, int32_t src
                      const int32_t* d_pairs, Real* dst, CuStream stream) {
   if (Empty(d)) return;
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  SumColumnRangesKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_cols, src_stride, d_pairs, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("SumColumnRangesKernel");
+  internal::Launch<SumColumnRangesKernel<Real>>(CUCTX_LAUNCH_SITE("SumColumnRangesKernel"), s.grid,
+                                                s.block, 0, stream, d, src, src_cols, src_stride,
+                                                d_pairs, dst);
 }
 
 template <typename Real>
@@ -591,48 +595,49 @@ void CopyTriangle(MatrixDim d, bool lower_to_upper, Real* data, CuStream stream)
   const dim3 grid(g, g, 1), block(32, kCuTileRows, 1);
   if constexpr (sizeof(Real) == 4) {
     if (reinterpret_cast<uintptr_t>(data) % 8 == 0 && d.stride % 2 == 0) {
-      CopyTriangleKernel<Real, true>
-          <<<grid, block, 0, stream>>>(d.rows, d.stride, lower_to_upper, data);
-      CUCTX_CUDA_CHECK_LAUNCH("CopyTriangleKernel(pairs)");
+      internal::Launch<CopyTriangleKernel<Real, true>>(
+          CUCTX_LAUNCH_SITE("CopyTriangleKernel<Real, true>"), grid, block, 0, stream, d.rows,
+          d.stride, lower_to_upper, data);
       return;
     }
   }
-  CopyTriangleKernel<Real, false>
-      <<<grid, block, 0, stream>>>(d.rows, d.stride, lower_to_upper, data);
-  CUCTX_CUDA_CHECK_LAUNCH("CopyTriangleKernel");
+  internal::Launch<CopyTriangleKernel<Real, false>>(
+      CUCTX_LAUNCH_SITE("CopyTriangleKernel<Real, false>"), grid, block, 0, stream, d.rows,
+      d.stride, lower_to_upper, data);
 }
 
 template <typename Real>
 void SetZeroAboveDiag(MatrixDim d, Real* data, CuStream stream) {
   if (d.rows == 0 || d.cols <= 1) return;
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  SetZeroAboveDiagKernel<<<s.grid, s.block, 0, stream>>>(d, data);
-  CUCTX_CUDA_CHECK_LAUNCH("SetZeroAboveDiagKernel");
+  internal::Launch<SetZeroAboveDiagKernel<Real>>(CUCTX_LAUNCH_SITE("SetZeroAboveDiagKernel"),
+                                                 s.grid, s.block, 0, stream, d, data);
 }
 
 template <typename Real>
 void Lookup(MatrixDim d, const Real* data, const int32_t* d_pairs, int32_t num, Real* d_out,
             CuStream stream) {
   if (num == 0) return;
-  LookupKernel<<<Blocks1D(num), kCuElementwiseThreads, 0, stream>>>(d, data, d_pairs, num, d_out);
-  CUCTX_CUDA_CHECK_LAUNCH("LookupKernel");
+  internal::Launch<LookupKernel<Real>>(CUCTX_LAUNCH_SITE("LookupKernel"), Blocks1D(num),
+                                       kCuElementwiseThreads, 0, stream, d, data, d_pairs, num,
+                                       d_out);
 }
 
 template <typename Real>
 void AddElements(MatrixDim d, Real alpha, const int32_t* d_pairs, const Real* d_input, int32_t num,
                  Real* data, CuStream stream) {
   if (num == 0) return;
-  AddElementsKernel<<<Blocks1D(num), kCuElementwiseThreads, 0, stream>>>(d, alpha, d_pairs, d_input,
-                                                                         num, data);
-  CUCTX_CUDA_CHECK_LAUNCH("AddElementsKernel");
+  internal::Launch<AddElementsKernel<Real>>(CUCTX_LAUNCH_SITE("AddElementsKernel"), Blocks1D(num),
+                                            kCuElementwiseThreads, 0, stream, d, alpha, d_pairs,
+                                            d_input, num, data);
 }
 
 template <typename Real>
 void AddToElements(MatrixDim d, Real alpha, const int32_t* d_cols, Real* data, CuStream stream) {
   if (Empty(d)) return;
-  AddToElementsKernel<<<Blocks1D(d.rows), kCuElementwiseThreads, 0, stream>>>(d, alpha, d_cols,
-                                                                              data);
-  CUCTX_CUDA_CHECK_LAUNCH("AddToElementsKernel");
+  internal::Launch<AddToElementsKernel<Real>>(CUCTX_LAUNCH_SITE("AddToElementsKernel"),
+                                              Blocks1D(d.rows), kCuElementwiseThreads, 0, stream, d,
+                                              alpha, d_cols, data);
 }
 
 template <typename Real>
@@ -640,8 +645,9 @@ void EqualElementMask(MatrixDim d, const Real* a, const Real* b, int32_t b_strid
                       int32_t mask_stride, CuStream stream) {
   if (Empty(d)) return;
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  EqualElementMaskKernel<<<s.grid, s.block, 0, stream>>>(d, a, b, b_stride, mask, mask_stride);
-  CUCTX_CUDA_CHECK_LAUNCH("EqualElementMaskKernel");
+  internal::Launch<EqualElementMaskKernel<Real>>(CUCTX_LAUNCH_SITE("EqualElementMaskKernel"),
+                                                 s.grid, s.block, 0, stream, d, a, b, b_stride,
+                                                 mask, mask_stride);
 }
 
 }  // namespace

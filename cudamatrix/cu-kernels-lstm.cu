@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
@@ -298,9 +299,9 @@ void ForwardAt(int32_t rows, int32_t C, bool dropout, const Real* in, int32_t in
                const Real* params, int32_t ps, Real* out, int32_t out_stride, CuStream stream) {
   const int64_t row_blocks = (static_cast<int64_t>(rows) + kRowsPerBlock - 1) / kRowsPerBlock;
   const dim3 grid(CellBlocks(C, V), static_cast<unsigned>(row_blocks < 65535 ? row_blocks : 65535));
-  LstmForwardKernel<Real, V><<<grid, dim3(kThreadsX, kRowsPerBlock), 0, stream>>>(
-      rows, C, dropout, in, in_stride, params, ps, out, out_stride);
-  CUCTX_CUDA_CHECK_LAUNCH("LstmForwardKernel");
+  internal::Launch<LstmForwardKernel<Real, V>>(
+      CUCTX_LAUNCH_SITE("LstmForwardKernel<Real, V>"), grid, dim3(kThreadsX, kRowsPerBlock), 0,
+      stream, rows, C, dropout, in, in_stride, params, ps, out, out_stride);
 }
 
 template <typename Real>
@@ -326,10 +327,13 @@ void BackpropAt(const LstmBackpropArgs<Real>& a, double* partials, int32_t row_b
   const dim3 grid(CellBlocks(a.cell_dim, V), static_cast<unsigned>(row_blocks));
   const dim3 block(kThreadsX, kRowsPerBlock);
   if (sums)
-    LstmBackpropKernel<Real, V, true><<<grid, block, 0, stream>>>(a, partials);
+    internal::Launch<LstmBackpropKernel<Real, V, true>>(
+        CUCTX_LAUNCH_SITE("LstmBackpropKernel<Real, V, true>"), grid, block, 0, stream, a,
+        partials);
   else
-    LstmBackpropKernel<Real, V, false><<<grid, block, 0, stream>>>(a, nullptr);
-  CUCTX_CUDA_CHECK_LAUNCH("LstmBackpropKernel");
+    internal::Launch<LstmBackpropKernel<Real, V, false>>(
+        CUCTX_LAUNCH_SITE("LstmBackpropKernel<Real, V, false>"), grid, block, 0, stream, a,
+        nullptr);
 }
 
 template <typename Real>
@@ -344,9 +348,10 @@ void Backprop(const LstmBackpropArgs<Real>& a, void* d_work, CuStream stream) {
   if (sums) {
     // Also with no rows: the outputs are still written (zero derivatives, zero counts).
     const int64_t n = static_cast<int64_t>(kNumSums) * a.cell_dim;
-    LstmBackpropSumsKernel<<<static_cast<unsigned>((n + kThreadsX - 1) / kThreadsX),
-                             dim3(kThreadsX, kRowsPerBlock), 0, stream>>>(a, partials, row_blocks);
-    CUCTX_CUDA_CHECK_LAUNCH("LstmBackpropSumsKernel");
+    internal::Launch<LstmBackpropSumsKernel<Real>>(
+        CUCTX_LAUNCH_SITE("LstmBackpropSumsKernel"),
+        static_cast<unsigned>((n + kThreadsX - 1) / kThreadsX), dim3(kThreadsX, kRowsPerBlock), 0,
+        stream, a, partials, row_blocks);
   }
 }
 

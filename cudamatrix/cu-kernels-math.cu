@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/cu-row-reduce.cuh"
 #include "cudamatrix/internal/cu-kernels.h"
@@ -115,8 +116,8 @@ void Gather(MatrixDim d, const Real* src, MatrixDim s, const int32_t* idx, Gathe
             Real* dst, CuStream stream) {
   if (d.rows == 0 || d.cols == 0) return;
   const internal::ElementwiseShape sh = internal::MakeElementwiseShape(d);
-  GatherKernel<<<sh.grid, sh.block, 0, stream>>>(d, src, s, idx, kind, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("GatherKernel");
+  internal::Launch<GatherKernel<Real>>(CUCTX_LAUNCH_SITE("GatherKernel"), sh.grid, sh.block, 0,
+                                       stream, d, src, s, idx, kind, dst);
 }
 
 template <typename Real>
@@ -125,9 +126,9 @@ void EnsureNonzero(MatrixDim d, const Real* src, int32_t src_stride, Real epsilo
   if (d.rows == 0 || d.cols == 0) return;
   internal::CollapseIfContiguous(&d, &src_stride);
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  internal::BinaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, src, src_stride,
-                                                            EnsureNonzeroOp<Real>{epsilon}, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("BinaryMapKernel(EnsureNonzero)");
+  internal::Launch<internal::BinaryMapKernel<Real, Real, EnsureNonzeroOp<Real>>>(
+      CUCTX_LAUNCH_SITE("BinaryMapKernel(EnsureNonzero)"), s.grid, s.block, 0, stream, d, src,
+      src_stride, EnsureNonzeroOp<Real>{epsilon}, dst);
 }
 
 template <typename Real>
@@ -137,12 +138,13 @@ void NormalizeRows(MatrixDim d, const Real* in, Real target_rms, bool add_log_st
   const bool warp = d.cols <= kWarpRowMaxCols;
   const unsigned grid = RowGrid(d.rows, warp);
   if (warp)
-    NormalizeRowsKernel<Real, 32>
-        <<<grid, kRowThreads, 0, stream>>>(d, in, target_rms, add_log_stddev, out, out_stride);
+    internal::Launch<NormalizeRowsKernel<Real, 32>>(
+        CUCTX_LAUNCH_SITE("NormalizeRowsKernel<Real, 32>"), grid, kRowThreads, 0, stream, d, in,
+        target_rms, add_log_stddev, out, out_stride);
   else
-    NormalizeRowsKernel<Real, kRowThreads>
-        <<<grid, kRowThreads, 0, stream>>>(d, in, target_rms, add_log_stddev, out, out_stride);
-  CUCTX_CUDA_CHECK_LAUNCH("NormalizeRowsKernel");
+    internal::Launch<NormalizeRowsKernel<Real, kRowThreads>>(
+        CUCTX_LAUNCH_SITE("NormalizeRowsKernel<Real, kRowThreads>"), grid, kRowThreads, 0, stream,
+        d, in, target_rms, add_log_stddev, out, out_stride);
 }
 
 template <typename Real>
@@ -153,12 +155,13 @@ void DiffNormalizeRows(MatrixDim d, const Real* in_value, const Real* out_deriv,
   const bool warp = d.cols <= kWarpRowMaxCols;
   const unsigned grid = RowGrid(d.rows, warp);
   if (warp)
-    DiffNormalizeRowsKernel<Real, 32><<<grid, kRowThreads, 0, stream>>>(
-        d, in_value, out_deriv, ods, target_rms, add_log_stddev, in_deriv, ids);
+    internal::Launch<DiffNormalizeRowsKernel<Real, 32>>(
+        CUCTX_LAUNCH_SITE("DiffNormalizeRowsKernel<Real, 32>"), grid, kRowThreads, 0, stream, d,
+        in_value, out_deriv, ods, target_rms, add_log_stddev, in_deriv, ids);
   else
-    DiffNormalizeRowsKernel<Real, kRowThreads><<<grid, kRowThreads, 0, stream>>>(
-        d, in_value, out_deriv, ods, target_rms, add_log_stddev, in_deriv, ids);
-  CUCTX_CUDA_CHECK_LAUNCH("DiffNormalizeRowsKernel");
+    internal::Launch<DiffNormalizeRowsKernel<Real, kRowThreads>>(
+        CUCTX_LAUNCH_SITE("DiffNormalizeRowsKernel<Real, kRowThreads>"), grid, kRowThreads, 0,
+        stream, d, in_value, out_deriv, ods, target_rms, add_log_stddev, in_deriv, ids);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // cudamatrix/cu-kernels-misc.cu: small utility kernels (the no-op used to order streams).
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/internal/cu-kernels.h"
 
 namespace cuctx {
@@ -8,8 +9,7 @@ namespace cuctx {
 static __global__ void NoOpKernel() {}
 
 void LaunchNoOp(CuStream stream) {
-  NoOpKernel<<<1, 1, 0, stream>>>();
-  CUCTX_CUDA_CHECK_LAUNCH("NoOpKernel");
+  internal::Launch<NoOpKernel>(CUCTX_LAUNCH_SITE("NoOpKernel"), 1, 1, 0, stream);
 }
 
 }  // namespace cuctx

@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/cu-row-reduce.cuh"
 #include "cudamatrix/internal/cu-kernels.h"
@@ -359,10 +360,9 @@ void LaunchDiffSoftmaxCached(MatrixDim d, const Real* value, int32_t vs, const R
       return;
     }
   }
-  DiffSoftmaxCachedKernel<Real, kLog, kThreadsPerRow, kUnits, kVector>
-      <<<RowGrid(d.rows, kThreadsPerRow == 32), kRowThreads, 0, stream>>>(d, value, vs, diff, ds,
-                                                                          dst);
-  CUCTX_CUDA_CHECK_LAUNCH("DiffSoftmaxCachedKernel");
+  internal::Launch<DiffSoftmaxCachedKernel<Real, kLog, kThreadsPerRow, kUnits, kVector>>(
+      CUCTX_LAUNCH_SITE("DiffSoftmaxCachedKernel<Real, kLog, kThreadsPerRow, kUnits, kVector>"),
+      RowGrid(d.rows, kThreadsPerRow == 32), kRowThreads, 0, stream, d, value, vs, diff, ds, dst);
 }
 
 template <typename Real, bool kLog, bool kVector>
@@ -395,12 +395,13 @@ void DiffSoftmaxRowsOf(MatrixDim d, const Real* value, int32_t vs, const Real* d
   const bool warp = d.cols <= kWarpRowMaxCols;
   const unsigned grid = RowGrid(d.rows, warp);
   if (warp)
-    DiffSoftmaxRowsKernel<Real, kLog, 32>
-        <<<grid, kRowThreads, 0, stream>>>(d, value, vs, diff, ds, dst);
+    internal::Launch<DiffSoftmaxRowsKernel<Real, kLog, 32>>(
+        CUCTX_LAUNCH_SITE("DiffSoftmaxRowsKernel<Real, kLog, 32>"), grid, kRowThreads, 0, stream, d,
+        value, vs, diff, ds, dst);
   else
-    DiffSoftmaxRowsKernel<Real, kLog, kRowThreads>
-        <<<grid, kRowThreads, 0, stream>>>(d, value, vs, diff, ds, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("DiffSoftmaxRowsKernel");
+    internal::Launch<DiffSoftmaxRowsKernel<Real, kLog, kRowThreads>>(
+        CUCTX_LAUNCH_SITE("DiffSoftmaxRowsKernel<Real, kLog, kRowThreads>"), grid, kRowThreads, 0,
+        stream, d, value, vs, diff, ds, dst);
 }
 
 // The cached kernels move the 3 matrix sizes the op needs (each input read once, the output
@@ -424,14 +425,14 @@ void GroupReduce(MatrixDim d, const Real* src, int32_t ss, int32_t group, bool m
     const int64_t warps_wanted = static_cast<int64_t>(d.rows) * d.cols;
     const int64_t blocks =
         std::min<int64_t>((warps_wanted + kThreads / 32 - 1) / (kThreads / 32), int64_t{65535});
-    GroupReduceWarpKernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(d, src, ss, group,
-                                                                                  max, power, dst);
-    CUCTX_CUDA_CHECK_LAUNCH("GroupReduceWarpKernel");
+    internal::Launch<GroupReduceWarpKernel<Real>>(CUCTX_LAUNCH_SITE("GroupReduceWarpKernel"),
+                                                  static_cast<unsigned>(blocks), kThreads, 0,
+                                                  stream, d, src, ss, group, max, power, dst);
     return;
   }
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  GroupReduceKernel<<<s.grid, s.block, 0, stream>>>(d, src, ss, group, max, power, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("GroupReduceKernel");
+  internal::Launch<GroupReduceKernel<Real>>(CUCTX_LAUNCH_SITE("GroupReduceKernel"), s.grid, s.block,
+                                            0, stream, d, src, ss, group, max, power, dst);
 }
 
 template <typename Real>
@@ -443,15 +444,15 @@ void GroupReduceDeriv(MatrixDim d, const Real* in, int32_t is, const Real* out, 
   if (group % w == 0 && internal::RowsAligned16(in, is) && internal::RowsAligned16(dst, d.stride)) {
     const MatrixDim vec_dim{d.rows, d.cols / w, 0};
     const internal::ElementwiseShape s = internal::MakeElementwiseShape(vec_dim);
-    GroupReduceDerivVecKernel<<<s.grid, s.block, 0, stream>>>(
-        vec_dim, in, is, out, os, out_deriv, ods, group, max, power, dst, d.stride);
-    CUCTX_CUDA_CHECK_LAUNCH("GroupReduceDerivVecKernel");
+    internal::Launch<GroupReduceDerivVecKernel<Real>>(
+        CUCTX_LAUNCH_SITE("GroupReduceDerivVecKernel"), s.grid, s.block, 0, stream, vec_dim, in, is,
+        out, os, out_deriv, ods, group, max, power, dst, d.stride);
     return;
   }
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  GroupReduceDerivKernel<<<s.grid, s.block, 0, stream>>>(d, in, is, out, os, out_deriv, ods, group,
-                                                         max, power, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("GroupReduceDerivKernel");
+  internal::Launch<GroupReduceDerivKernel<Real>>(CUCTX_LAUNCH_SITE("GroupReduceDerivKernel"),
+                                                 s.grid, s.block, 0, stream, d, in, is, out, os,
+                                                 out_deriv, ods, group, max, power, dst);
 }
 
 template <typename Real>
@@ -459,8 +460,8 @@ void DiffXent(MatrixDim d, const int32_t* tgt, Real* data, Real* log_post, CuStr
   if (d.rows == 0) return;
   const int64_t blocks = (static_cast<int64_t>(d.rows) + kRowThreads - 1) / kRowThreads;
   const unsigned grid = static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
-  DiffXentKernel<<<grid, kRowThreads, 0, stream>>>(d, tgt, data, log_post);
-  CUCTX_CUDA_CHECK_LAUNCH("DiffXentKernel");
+  internal::Launch<DiffXentKernel<Real>>(CUCTX_LAUNCH_SITE("DiffXentKernel"), grid, kRowThreads, 0,
+                                         stream, d, tgt, data, log_post);
 }
 
 template <typename Real>
@@ -471,10 +472,10 @@ void CompObjf(MatrixDim d, const CuWeightedElement<Real>* elements, int64_t n, c
   double* partials = result + 2;
   const int64_t want = (n + kRowThreads - 1) / kRowThreads;
   const int blocks = static_cast<int>(want < 1 ? 1 : (want < kObjfBlocks ? want : kObjfBlocks));
-  CompObjfKernel<<<blocks, kRowThreads, 0, stream>>>(d, elements, n, a, a_stride, deriv, partials);
-  CUCTX_CUDA_CHECK_LAUNCH("CompObjfKernel");
-  CompObjfCombineKernel<<<1, 32, 0, stream>>>(blocks, partials, result);
-  CUCTX_CUDA_CHECK_LAUNCH("CompObjfCombineKernel");
+  internal::Launch<CompObjfKernel<Real>>(CUCTX_LAUNCH_SITE("CompObjfKernel"), blocks, kRowThreads,
+                                         0, stream, d, elements, n, a, a_stride, deriv, partials);
+  internal::Launch<CompObjfCombineKernel>(CUCTX_LAUNCH_SITE("CompObjfCombineKernel"), 1, 32, 0,
+                                          stream, blocks, partials, result);
 }
 
 template <typename Real>
@@ -482,9 +483,9 @@ void ParametricRelu(MatrixDim d, const Real* value, int32_t vs, const Real* diff
                     const Real* alpha, const Real* beta, bool deriv, Real* dst, CuStream stream) {
   if (d.rows == 0 || d.cols == 0) return;
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  ParametricReluKernel<<<s.grid, s.block, 0, stream>>>(d, value, vs, diff, ds, alpha, beta, deriv,
-                                                       dst);
-  CUCTX_CUDA_CHECK_LAUNCH("ParametricReluKernel");
+  internal::Launch<ParametricReluKernel<Real>>(CUCTX_LAUNCH_SITE("ParametricReluKernel"), s.grid,
+                                               s.block, 0, stream, d, value, vs, diff, ds, alpha,
+                                               beta, deriv, dst);
 }
 
 }  // namespace

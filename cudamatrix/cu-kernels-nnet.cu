@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/cu-row-reduce.cuh"
 #include "cudamatrix/internal/cu-kernels.h"
@@ -266,12 +267,13 @@ void Diff(MatrixDim d, const Real* value, int32_t value_stride, const Real* diff
   if (d.rows == 0 || d.cols == 0) return;
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
   if (tanh)
-    DiffKernel<Real, true>
-        <<<s.grid, s.block, 0, stream>>>(d, value, value_stride, diff, diff_stride, dst);
+    internal::Launch<DiffKernel<Real, true>>(CUCTX_LAUNCH_SITE("DiffKernel<Real, true>"), s.grid,
+                                             s.block, 0, stream, d, value, value_stride, diff,
+                                             diff_stride, dst);
   else
-    DiffKernel<Real, false>
-        <<<s.grid, s.block, 0, stream>>>(d, value, value_stride, diff, diff_stride, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("DiffKernel");
+    internal::Launch<DiffKernel<Real, false>>(CUCTX_LAUNCH_SITE("DiffKernel<Real, false>"), s.grid,
+                                              s.block, 0, stream, d, value, value_stride, diff,
+                                              diff_stride, dst);
 }
 
 template <typename Real>
@@ -288,8 +290,9 @@ void SoftMaxRows(MatrixDim d, const Real* src, int32_t src_stride, bool log_outp
     const int items = (d.cols + kRowThreads - 1) / kRowThreads;
     auto launch = [&](auto items_tag) {
       constexpr int kItems = decltype(items_tag)::value;
-      SoftMaxRowsCachedKernel<Real, kItems>
-          <<<blocks, kRowThreads, 0, stream>>>(d, src, src_stride, dst);
+      internal::Launch<SoftMaxRowsCachedKernel<Real, kItems>>(
+          CUCTX_LAUNCH_SITE("SoftMaxRowsCachedKernel<Real, kItems>"), blocks, kRowThreads, 0,
+          stream, d, src, src_stride, dst);
     };
     if (items <= 1)
       launch(std::integral_constant<int, 1>());
@@ -301,14 +304,16 @@ void SoftMaxRows(MatrixDim d, const Real* src, int32_t src_stride, bool log_outp
       launch(std::integral_constant<int, 8>());
     else
       launch(std::integral_constant<int, 16>());
-    CUCTX_CUDA_CHECK_LAUNCH("SoftMaxRowsCachedKernel");
     return;
   }
   if (log_output)
-    SoftMaxRowsKernel<Real, true><<<blocks, kRowThreads, 0, stream>>>(d, src, src_stride, dst);
+    internal::Launch<SoftMaxRowsKernel<Real, true>>(
+        CUCTX_LAUNCH_SITE("SoftMaxRowsKernel<Real, true>"), blocks, kRowThreads, 0, stream, d, src,
+        src_stride, dst);
   else
-    SoftMaxRowsKernel<Real, false><<<blocks, kRowThreads, 0, stream>>>(d, src, src_stride, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("SoftMaxRowsKernel");
+    internal::Launch<SoftMaxRowsKernel<Real, false>>(
+        CUCTX_LAUNCH_SITE("SoftMaxRowsKernel<Real, false>"), blocks, kRowThreads, 0, stream, d, src,
+        src_stride, dst);
 }
 
 template <typename Real>
@@ -319,19 +324,21 @@ void RowReduce(MatrixDim d, const Real* data, RowReduceOp op, Real alpha, Real b
   const unsigned grid = RowBlocks(d.rows);
   switch (op) {
     case RowReduceOp::kSum:
-      RowReduceKernel<<<grid, kRowThreads, 0, stream>>>(d, data, SumOp(), Real(0), alpha, beta,
-                                                        d_out);
+      internal::Launch<RowReduceKernel<Real, SumOp>>(CUCTX_LAUNCH_SITE("RowReduceKernel"), grid,
+                                                     kRowThreads, 0, stream, d, data, SumOp(),
+                                                     Real(0), alpha, beta, d_out);
       break;
     case RowReduceOp::kMax:
-      RowReduceKernel<<<grid, kRowThreads, 0, stream>>>(d, data, MaxOp(), Real(-INFINITY), alpha,
-                                                        beta, d_out);
+      internal::Launch<RowReduceKernel<Real, MaxOp>>(CUCTX_LAUNCH_SITE("RowReduceKernel"), grid,
+                                                     kRowThreads, 0, stream, d, data, MaxOp(),
+                                                     Real(-INFINITY), alpha, beta, d_out);
       break;
     case RowReduceOp::kMin:
-      RowReduceKernel<<<grid, kRowThreads, 0, stream>>>(d, data, MinOp(), Real(INFINITY), alpha,
-                                                        beta, d_out);
+      internal::Launch<RowReduceKernel<Real, MinOp>>(CUCTX_LAUNCH_SITE("RowReduceKernel"), grid,
+                                                     kRowThreads, 0, stream, d, data, MinOp(),
+                                                     Real(INFINITY), alpha, beta, d_out);
       break;
   }
-  CUCTX_CUDA_CHECK_LAUNCH("RowReduceKernel");
 }
 
 template <typename Real>
@@ -339,15 +346,17 @@ void ColSum(MatrixDim d, const Real* data, Real alpha, Real beta, Real* d_out, C
   if (d.cols == 0) return;
   const int64_t gx = (static_cast<int64_t>(d.cols) + 31) / 32;
   const unsigned grid = static_cast<unsigned>(gx < 65535 ? gx : 65535);
-  ColSumKernel<<<grid, dim3(32, kColSumRows, 1), 0, stream>>>(d, data, alpha, beta, d_out);
-  CUCTX_CUDA_CHECK_LAUNCH("ColSumKernel");
+  internal::Launch<ColSumKernel<Real>>(CUCTX_LAUNCH_SITE("ColSumKernel"), grid,
+                                       dim3(32, kColSumRows, 1), 0, stream, d, data, alpha, beta,
+                                       d_out);
 }
 
 template <typename Real>
 void FindRowMaxId(MatrixDim d, const Real* data, int32_t* d_id, CuStream stream) {
   if (d.rows == 0) return;
-  FindRowMaxIdKernel<<<RowBlocks(d.rows), kRowThreads, 0, stream>>>(d, data, d_id);
-  CUCTX_CUDA_CHECK_LAUNCH("FindRowMaxIdKernel");
+  internal::Launch<FindRowMaxIdKernel<Real>>(CUCTX_LAUNCH_SITE("FindRowMaxIdKernel"),
+                                             RowBlocks(d.rows), kRowThreads, 0, stream, d, data,
+                                             d_id);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
@@ -283,9 +284,9 @@ void Launch2D(MatrixDim d, Term term, Combine combine, T identity, char* work, T
               HostPost post, const T* nan_origin, CuStream stream) {
   dim3 grid, block;
   Shape2D(d, &grid, &block);
-  Reduce2DKernel<<<grid, block, 0, stream>>>(d, term, combine, identity, work, out, post,
-                                             nan_origin);
-  CUCTX_CUDA_CHECK_LAUNCH("Reduce2DKernel");
+  internal::Launch<Reduce2DKernel<T, Term, Combine>>(CUCTX_LAUNCH_SITE("Reduce2DKernel"), grid,
+                                                     block, 0, stream, d, term, combine, identity,
+                                                     work, out, post, nan_origin);
 }
 
 // Value or square terms: the vector kernel when the data is one aligned run, else the 2D one.
@@ -298,9 +299,9 @@ void LaunchElements(MatrixDim d, const Real* data, Combine combine, Real identit
     const int64_t units = n / internal::Vec16<Real>::kLanes;
     // Half the blocks a unit per thread would want: each thread keeps two loads in flight.
     const int32_t blocks = CapBlocks((units + 2 * kThreads - 1) / (2 * kThreads));
-    ReduceVecKernel<<<blocks, kThreads, 0, stream>>>(n, data, Term<Real>{data, 0}, combine,
-                                                     identity, work, out, post, nan_origin);
-    CUCTX_CUDA_CHECK_LAUNCH("ReduceVecKernel");
+    internal::Launch<ReduceVecKernel<Real, Term<Real>, Combine>>(
+        CUCTX_LAUNCH_SITE("ReduceVecKernel"), blocks, kThreads, 0, stream, n, data,
+        Term<Real>{data, 0}, combine, identity, work, out, post, nan_origin);
     return;
   }
   Launch2D(d, Term<Real>{data, d.stride}, combine, identity, work, out, post, nan_origin, stream);
@@ -348,18 +349,18 @@ void DotImpl(MatrixDim d, const Real* a, const Real* b, int32_t b_stride, bool b
   if (b_trans) {
     const int64_t tiles = static_cast<int64_t>((d.rows + kTile - 1) / kTile) *
                           ((static_cast<int64_t>(d.cols) + kTile - 1) / kTile);
-    DotTransKernel<<<CapBlocks(tiles), dim3(kTile, kThreads / kTile, 1), 0, stream>>>(
-        d, a, b, b_stride, work, out, post);
-    CUCTX_CUDA_CHECK_LAUNCH("DotTransKernel");
+    internal::Launch<DotTransKernel<Real>>(CUCTX_LAUNCH_SITE("DotTransKernel"), CapBlocks(tiles),
+                                           dim3(kTile, kThreads / kTile, 1), 0, stream, d, a, b,
+                                           b_stride, work, out, post);
     return;
   }
   const bool packed = d.rows <= 1 || (d.stride == d.cols && b_stride == d.cols);
   if (packed && internal::RowsAligned16(a, 0) && internal::RowsAligned16(b, 0)) {
     const int64_t n = static_cast<int64_t>(d.rows) * d.cols;
     const int64_t units = n / internal::Vec16<Real>::kLanes;
-    DotVecKernel<<<CapBlocks((units + kThreads - 1) / kThreads), kThreads, 0, stream>>>(
-        n, a, b, work, out, post);
-    CUCTX_CUDA_CHECK_LAUNCH("DotVecKernel");
+    internal::Launch<DotVecKernel<Real>>(CUCTX_LAUNCH_SITE("DotVecKernel"),
+                                         CapBlocks((units + kThreads - 1) / kThreads), kThreads, 0,
+                                         stream, n, a, b, work, out, post);
     return;
   }
   Launch2D(d, ProductTerm<Real>{a, d.stride, b, b_stride}, internal::SumCombine(), Real(0), work,
@@ -370,9 +371,9 @@ template <typename Real>
 void ClampCountImpl(int32_t dim, Real bound, bool ceiling, Real* data, void* d_work, double* out,
                     HostPost post, CuStream stream) {
   const int32_t blocks = CapBlocks((static_cast<int64_t>(dim) + kThreads - 1) / kThreads);
-  ClampCountKernel<<<blocks, kThreads, 0, stream>>>(dim, bound, ceiling, data,
-                                                    static_cast<char*>(d_work), out, post);
-  CUCTX_CUDA_CHECK_LAUNCH("ClampCountKernel");
+  internal::Launch<ClampCountKernel<Real>>(CUCTX_LAUNCH_SITE("ClampCountKernel"), blocks, kThreads,
+                                           0, stream, dim, bound, ceiling, data,
+                                           static_cast<char*>(d_work), out, post);
 }
 
 }  // namespace

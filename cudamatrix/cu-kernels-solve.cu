@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
@@ -124,17 +125,17 @@ void Binarize(MatrixDim d, const Real* probs, int32_t probs_stride, Real* dst, C
   if (d.rows == 0 || d.cols == 0) return;
   internal::CollapseIfContiguous(&d, &probs_stride);
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  internal::BinaryMapKernel<<<s.grid, s.block, 0, stream>>>(d, probs, probs_stride,
-                                                            BinarizeOp<Real>(), dst);
-  CUCTX_CUDA_CHECK_LAUNCH("BinaryMapKernel(binarize)");
+  internal::Launch<internal::BinaryMapKernel<Real, Real, BinarizeOp<Real>>>(
+      CUCTX_LAUNCH_SITE("BinaryMapKernel(Binarize)"), s.grid, s.block, 0, stream, d, probs,
+      probs_stride, BinarizeOp<Real>(), dst);
 }
 
 template <typename Real>
 void FillUpper(MatrixDim d, bool mirror, Real* data, CuStream stream) {
   if (d.rows <= 1) return;
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  FillUpperKernel<<<s.grid, s.block, 0, stream>>>(d, mirror, data);
-  CUCTX_CUDA_CHECK_LAUNCH("FillUpperKernel");
+  internal::Launch<FillUpperKernel<Real>>(CUCTX_LAUNCH_SITE("FillUpperKernel"), s.grid, s.block, 0,
+                                          stream, d, mirror, data);
 }
 
 template <typename Real>
@@ -145,31 +146,31 @@ void Unpack(MatrixDim d, const Real* packed, PackedLayout layout, Real* dst, CuS
   const internal::ElementwiseShape s = layout == PackedLayout::kLower
                                            ? internal::MakeElementwiseShape(d)
                                            : internal::MakeTransposedReadShape(d);
-  UnpackKernel<<<s.grid, s.block, 0, stream>>>(d, packed, layout, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("UnpackKernel");
+  internal::Launch<UnpackKernel<Real>>(CUCTX_LAUNCH_SITE("UnpackKernel"), s.grid, s.block, 0,
+                                       stream, d, packed, layout, dst);
 }
 
 template <typename Real>
 void Pack(MatrixDim d, const Real* src, PackSource source, Real* packed, CuStream stream) {
   if (d.rows == 0) return;
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(d);
-  PackKernel<<<s.grid, s.block, 0, stream>>>(d, src, source, packed);
-  CUCTX_CUDA_CHECK_LAUNCH("PackKernel");
+  internal::Launch<PackKernel<Real>>(CUCTX_LAUNCH_SITE("PackKernel"), s.grid, s.block, 0, stream, d,
+                                     src, source, packed);
 }
 
 template <typename Real>
 void PackedDiag(int32_t n, PackedDiagOp op, Real alpha, Real* packed, Real* out, CuStream stream) {
   if (n == 0) return;
-  PackedDiagKernel<<<DiagBlocks(n), kDiagThreads, 0, stream>>>(n, op, alpha, packed, out);
-  CUCTX_CUDA_CHECK_LAUNCH("PackedDiagKernel");
+  internal::Launch<PackedDiagKernel<Real>>(CUCTX_LAUNCH_SITE("PackedDiagKernel"), DiagBlocks(n),
+                                           kDiagThreads, 0, stream, n, op, alpha, packed, out);
 }
 
 template <typename Real>
 void PackedAddVec2(int32_t n, Real alpha, const Real* v, Real* packed, CuStream stream) {
   if (n == 0) return;
   const internal::ElementwiseShape s = internal::MakeElementwiseShape(MatrixDim{n, n, n});
-  PackedAddVec2Kernel<<<s.grid, s.block, 0, stream>>>(n, alpha, v, packed);
-  CUCTX_CUDA_CHECK_LAUNCH("PackedAddVec2Kernel");
+  internal::Launch<PackedAddVec2Kernel<Real>>(CUCTX_LAUNCH_SITE("PackedAddVec2Kernel"), s.grid,
+                                              s.block, 0, stream, n, alpha, v, packed);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // dense matrices and trace terms for CuSparseMatrix.
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
@@ -126,18 +127,18 @@ __global__ void CsrTraceTermsKernel(int32_t rows, const int32_t* offsets, const 
 template <typename Real>
 void OneHotCounts(int32_t n, const int32_t* d_indexes, const Real* d_weights, int32_t dim,
                   int32_t* d_counts, int32_t* d_bad, CuStream stream) {
-  OneHotCountsKernel<<<BlocksFor(int64_t{n} + 1, kThreads), kThreads, 0, stream>>>(
-      n, d_indexes, d_weights, dim, d_counts, d_bad);
-  CUCTX_CUDA_CHECK_LAUNCH("OneHotCountsKernel");
+  internal::Launch<OneHotCountsKernel<Real>>(CUCTX_LAUNCH_SITE("OneHotCountsKernel"),
+                                             BlocksFor(int64_t{n} + 1, kThreads), kThreads, 0,
+                                             stream, n, d_indexes, d_weights, dim, d_counts, d_bad);
 }
 
 template <typename Real>
 void OneHotFill(int32_t n, const int32_t* d_indexes, const Real* d_weights,
                 const int32_t* d_offsets, int32_t* d_cols, Real* d_values, CuStream stream) {
   if (n == 0) return;
-  OneHotFillKernel<<<BlocksFor(n, kThreads), kThreads, 0, stream>>>(n, d_indexes, d_weights,
-                                                                    d_offsets, d_cols, d_values);
-  CUCTX_CUDA_CHECK_LAUNCH("OneHotFillKernel");
+  internal::Launch<OneHotFillKernel<Real>>(CUCTX_LAUNCH_SITE("OneHotFillKernel"),
+                                           BlocksFor(n, kThreads), kThreads, 0, stream, n,
+                                           d_indexes, d_weights, d_offsets, d_cols, d_values);
 }
 
 template <typename Real>
@@ -145,9 +146,9 @@ void SelectRowsCopy(int32_t n, const int32_t* d_rows, const int32_t* d_in_offset
                     const int32_t* d_in_cols, const Real* d_in_values, const int32_t* d_out_offsets,
                     int32_t* d_out_cols, Real* d_out_values, CuStream stream) {
   if (n == 0) return;
-  SelectRowsCopyKernel<<<BlocksFor(n, kWarpsPerBlock), kThreads, 0, stream>>>(
+  internal::Launch<SelectRowsCopyKernel<Real>>(
+      CUCTX_LAUNCH_SITE("SelectRowsCopyKernel"), BlocksFor(n, kWarpsPerBlock), kThreads, 0, stream,
       n, d_rows, d_in_offsets, d_in_cols, d_in_values, d_out_offsets, d_out_cols, d_out_values);
-  CUCTX_CUDA_CHECK_LAUNCH("SelectRowsCopyKernel");
 }
 
 template <typename SrcReal, typename DstReal>
@@ -155,9 +156,9 @@ void CsrScatter(int32_t rows, const int32_t* d_offsets, const int32_t* d_cols,
                 const SrcReal* d_values, bool trans, SrcReal alpha, bool add, MatrixDim dst_dim,
                 DstReal* dst, CuStream stream) {
   if (rows == 0) return;
-  CsrScatterKernel<<<BlocksFor(rows, kWarpsPerBlock), kThreads, 0, stream>>>(
+  internal::Launch<CsrScatterKernel<SrcReal, DstReal>>(
+      CUCTX_LAUNCH_SITE("CsrScatterKernel"), BlocksFor(rows, kWarpsPerBlock), kThreads, 0, stream,
       rows, d_offsets, d_cols, d_values, trans, alpha, add, dst_dim, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("CsrScatterKernel");
 }
 
 template <typename Real>
@@ -165,9 +166,9 @@ void CsrTraceTerms(int32_t rows, const int32_t* d_offsets, const int32_t* d_cols
                    const Real* d_values, MatrixDim a_dim, const Real* a, bool same_shape,
                    Real* d_prod, CuStream stream) {
   if (rows == 0) return;
-  CsrTraceTermsKernel<<<BlocksFor(rows, kWarpsPerBlock), kThreads, 0, stream>>>(
-      rows, d_offsets, d_cols, d_values, a_dim, a, same_shape, d_prod);
-  CUCTX_CUDA_CHECK_LAUNCH("CsrTraceTermsKernel");
+  internal::Launch<CsrTraceTermsKernel<Real>>(
+      CUCTX_LAUNCH_SITE("CsrTraceTermsKernel"), BlocksFor(rows, kWarpsPerBlock), kThreads, 0,
+      stream, rows, d_offsets, d_cols, d_values, a_dim, a, same_shape, d_prod);
 }
 
 }  // namespace
@@ -210,9 +211,9 @@ void LaunchOneHotFill(int32_t n, const int32_t* d_indexes, const double* d_weigh
 void LaunchSelectRowsCounts(int32_t n, const int32_t* d_rows, int32_t in_rows,
                             const int32_t* d_in_offsets, int32_t* d_counts, int32_t* d_bad,
                             CuStream stream) {
-  SelectRowsCountsKernel<<<BlocksFor(int64_t{n} + 1, kThreads), kThreads, 0, stream>>>(
-      n, d_rows, in_rows, d_in_offsets, d_counts, d_bad);
-  CUCTX_CUDA_CHECK_LAUNCH("SelectRowsCountsKernel");
+  internal::Launch<SelectRowsCountsKernel>(CUCTX_LAUNCH_SITE("SelectRowsCountsKernel"),
+                                           BlocksFor(int64_t{n} + 1, kThreads), kThreads, 0, stream,
+                                           n, d_rows, in_rows, d_in_offsets, d_counts, d_bad);
 }
 
 void LaunchSelectRowsCopy(int32_t n, const int32_t* d_rows, const int32_t* d_in_offsets,

@@ -2,6 +2,7 @@
 // CuVectorBase::CopyElements.
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
@@ -25,9 +26,9 @@ void CopyElements(MatrixDim m, const Real* mat, bool trans, const int32_t* idx, 
   if (n == 0) return;
   constexpr int kThreads = 256;
   const int64_t blocks = (static_cast<int64_t>(n) + kThreads - 1) / kThreads;
-  CopyElementsKernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kThreads, 0,
-                       stream>>>(m, mat, trans, idx, n, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("CopyElementsKernel");
+  internal::Launch<CopyElementsKernel<Real>>(CUCTX_LAUNCH_SITE("CopyElementsKernel"),
+                                             static_cast<unsigned>(blocks < 65535 ? blocks : 65535),
+                                             kThreads, 0, stream, m, mat, trans, idx, n, dst);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/cu-device-utils.cuh"
+#include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
@@ -34,8 +35,9 @@ __global__ void CopyStridedKernel(int32_t dim, const SrcReal* src, int64_t src_s
 template <typename SrcReal, typename DstReal>
 void CopyStrided(int32_t dim, const SrcReal* src, int64_t src_step, DstReal* dst, CuStream stream) {
   if (dim <= 0) return;
-  CopyStridedKernel<<<Blocks1d(dim), kThreads, 0, stream>>>(dim, src, src_step, dst);
-  CUCTX_CUDA_CHECK_LAUNCH("CopyStridedKernel");
+  internal::Launch<CopyStridedKernel<SrcReal, DstReal>>(CUCTX_LAUNCH_SITE("CopyStridedKernel"),
+                                                        Blocks1d(dim), kThreads, 0, stream, dim,
+                                                        src, src_step, dst);
 }
 
 // ---- in-place maps
@@ -79,8 +81,9 @@ __global__ void VectorMapKernel(int32_t dim, VectorMapOp<Real> op, Real* data) {
 template <typename Real>
 void VectorMapImpl(int32_t dim, VectorMap map, Real a, Real b, Real* data, CuStream stream) {
   if (dim <= 0) return;
-  VectorMapKernel<<<Blocks1d(dim), kThreads, 0, stream>>>(dim, VectorMapOp<Real>{map, a, b}, data);
-  CUCTX_CUDA_CHECK_LAUNCH("VectorMapKernel");
+  internal::Launch<VectorMapKernel<Real>>(CUCTX_LAUNCH_SITE("VectorMapKernel"), Blocks1d(dim),
+                                          kThreads, 0, stream, dim, VectorMapOp<Real>{map, a, b},
+                                          data);
 }
 
 // ---- reductions to one double: per-block partials, then one block combining them
@@ -162,10 +165,10 @@ void Reduce(int32_t dim, Ptr data, Term term, void* d_work, CuStream stream) {
   const int64_t want = (static_cast<int64_t>(dim) + kThreads - 1) / kThreads;
   const int32_t blocks =
       static_cast<int32_t>(std::max<int64_t>(1, std::min<int64_t>(want, kCuReduceMaxBlocks)));
-  PartialKernel<kMax><<<blocks, kThreads, 0, stream>>>(dim, data, term, partials);
-  CUCTX_CUDA_CHECK_LAUNCH("PartialKernel");
-  FinishKernel<kMax><<<1, kThreads, 0, stream>>>(blocks, partials, term, result);
-  CUCTX_CUDA_CHECK_LAUNCH("FinishKernel");
+  internal::Launch<PartialKernel<kMax, Ptr, Term>>(CUCTX_LAUNCH_SITE("PartialKernel"), blocks,
+                                                   kThreads, 0, stream, dim, data, term, partials);
+  internal::Launch<FinishKernel<kMax, Term>>(CUCTX_LAUNCH_SITE("FinishKernel"), 1, kThreads, 0,
+                                             stream, blocks, partials, term, result);
 }
 
 template <typename Real>
@@ -602,11 +605,13 @@ bool RowsAligned(const Real* p, int64_t stride) {
 template <typename Real, bool kVec, bool kSquare>
 void LaunchRowsOrCols(const DiagJob<Real>& job, unsigned blocks, CuStream stream) {
   if (job.plan.kind == DiagKind::kRows) {
-    DiagRowsKernel<Real, kVec, kSquare><<<blocks, kDiagThreads, 0, stream>>>(job);
-    CUCTX_CUDA_CHECK_LAUNCH("DiagRowsKernel");
+    internal::Launch<DiagRowsKernel<Real, kVec, kSquare>>(
+        CUCTX_LAUNCH_SITE("DiagRowsKernel<Real, kVec, kSquare>"), blocks, kDiagThreads, 0, stream,
+        job);
   } else {
-    DiagColsKernel<Real, kVec, kSquare><<<blocks, kDiagThreads, 0, stream>>>(job);
-    CUCTX_CUDA_CHECK_LAUNCH("DiagColsKernel");
+    internal::Launch<DiagColsKernel<Real, kVec, kSquare>>(
+        CUCTX_LAUNCH_SITE("DiagColsKernel<Real, kVec, kSquare>"), blocks, kDiagThreads, 0, stream,
+        job);
   }
 }
 
@@ -638,8 +643,8 @@ void AddDiagMatMat(int32_t dim, int32_t inner, Real alpha, const Real* m, int32_
   }
   const unsigned blocks = static_cast<unsigned>(job.plan.units * job.plan.splits);
   if (job.plan.kind == DiagKind::kMixed) {
-    DiagMixedKernel<Real><<<blocks, kDiagThreads, 0, stream>>>(job);
-    CUCTX_CUDA_CHECK_LAUNCH("DiagMixedKernel");
+    internal::Launch<DiagMixedKernel<Real>>(CUCTX_LAUNCH_SITE("DiagMixedKernel<Real>"), blocks,
+                                            kDiagThreads, 0, stream, job);
     return;
   }
   const bool vec = RowsAligned(job.a, job.a_stride) && RowsAligned(job.b, job.b_stride);

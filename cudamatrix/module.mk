@@ -1,5 +1,5 @@
 # cudamatrix/module.mk: device runtime, caching allocator, pinned staging, Cu containers, kernels.
-cudamatrix_SRCS  := cu-thread-state.cc cu-check.cc cu-capture-gate.cc cu-driver.cc cu-device-registry.cc cu-device.cc cu-graph.cc cu-graph-nodes.cc cu-capture-pool.cc cu-foreign-capture.cc cu-alloc-scope.cc cu-gemm-check.cc cu-pinned.cc cu-copy.cc \
+cudamatrix_SRCS  := cu-thread-state.cc cu-check.cc cu-launch.cc cu-capture-gate.cc cu-driver.cc cu-device-registry.cc cu-device.cc cu-graph.cc cu-graph-nodes.cc cu-capture-pool.cc cu-foreign-capture.cc cu-alloc-scope.cc cu-gemm-check.cc cu-pinned.cc cu-copy.cc \
                     cu-readback.cc \
                     pinned-matrix.cc cu-storage.cc cu-array.cc cu-vector.cc cu-matrix.cc
 # the caching allocator, one job per file (cudamatrix/internal/cu-allocator.h lists them)

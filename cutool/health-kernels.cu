@@ -2,6 +2,7 @@
 // pattern over a buffer, then count the words that do not read back).
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/cu-launch.cuh"
 #include "cutool/health-kernels.h"
 
 namespace cuctx {
@@ -71,17 +72,17 @@ unsigned HealthBlocks(int64_t count) {
 void LaunchMemPatternWrite(uint64_t* d_words, int64_t count, MemPattern pattern, uint64_t seed,
                            CuStream stream) {
   if (count <= 0) return;
-  MemPatternWriteKernel<<<HealthBlocks(count), kHealthThreads, 0, stream>>>(d_words, count, pattern,
-                                                                            seed);
-  CUCTX_CUDA_CHECK_LAUNCH("MemPatternWriteKernel");
+  internal::Launch<MemPatternWriteKernel>(CUCTX_LAUNCH_SITE("MemPatternWriteKernel"),
+                                          HealthBlocks(count), kHealthThreads, 0, stream, d_words,
+                                          count, pattern, seed);
 }
 
 void LaunchMemPatternVerify(const uint64_t* d_words, int64_t count, MemPattern pattern,
                             uint64_t seed, unsigned long long* d_bad, CuStream stream) {
   if (count <= 0) return;
-  MemPatternVerifyKernel<<<HealthBlocks(count), kHealthThreads, 0, stream>>>(d_words, count,
-                                                                             pattern, seed, d_bad);
-  CUCTX_CUDA_CHECK_LAUNCH("MemPatternVerifyKernel");
+  internal::Launch<MemPatternVerifyKernel>(CUCTX_LAUNCH_SITE("MemPatternVerifyKernel"),
+                                           HealthBlocks(count), kHealthThreads, 0, stream, d_words,
+                                           count, pattern, seed, d_bad);
 }
 
 }  // namespace cuctx
