@@ -259,6 +259,15 @@ void PinnedStress(int device_id) {
         test::Rng rng = test::MakeRng(300 + t);
         std::vector<std::pair<unsigned char*, size_t>> live;
         for (int step = 0; step < 400; ++step) {
+          // Emptying the cache now and then makes new blocks, so that the pinned site is asked
+          // often: with the cache alone a run could make too few new blocks to see a failure.
+          if (step % 40 == 39) {
+            try {
+              pinned.ReleaseCache();
+            } catch (const CudaError&) {
+              ++errors;
+            }
+          }
           if (live.empty() || (rng.Uniform() < 0.55 && live.size() < 8)) {
             const size_t bytes = static_cast<size_t>(rng.Int(1, 3 * 1024 * 1024));
             try {
