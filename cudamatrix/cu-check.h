@@ -28,9 +28,11 @@ enum StatusLibrary { kCudaLib, kCuDriverLib, kCublasLib, kCusparseLib, kCurandLi
 void WarnStatus(StatusLibrary lib, int status, const char* call, const char* func, const char* file,
                 int line);
 
-// Checks cudaGetLastError() after a kernel launch; in sync-check mode (DEBUG=1 builds or
-// CUCTX_SYNC_CHECKS=1 in the environment) also synchronizes the calling thread's stream so that an
-// asynchronous fault is reported at the launch that caused it.
+// Checks cudaGetLastError() after a launch made by a library through the runtime (cub's scans;
+// cuctx's own kernels go through internal::Launch of cu-launch.cuh, which checks its launch); in
+// sync-check mode (DEBUG=1 builds or CUCTX_SYNC_CHECKS=1 in the environment) also synchronizes
+// the calling thread's stream so that an asynchronous fault is reported at the launch that caused
+// it.
 void CheckLaunch(const char* kernel, const char* func, const char* file, int line);
 
 // True when sync-check mode is on.

@@ -14,7 +14,7 @@
 // Why not the chevrons: at Kaldi's sizes up to 256 x 256 an op costs what its launch costs on the
 // host (the GPU runs a small kernel in 1-2 us, the host needs 3-4 us to issue it), and the runtime's
 // launch path adds its own lookups on top of the driver's. Measured on an NVIDIA H200 (driver
-// 580, CUDA 13.0; build/lb/launchbench2.cu of issue 25, 16 rounds of 20,000 launches of one 16 x 16
+// 580, CUDA 13.0; tools/launch-bench/launch-paths.cu, 16 rounds of 20,000 launches of one 16 x 16
 // kernel, order rotated, medians of paired ratios): chevrons + cudaGetLastError 3.23 us per
 // launch, cuLaunchKernel with the CUkernel 3.07 us (0.946 of it), with a per-context CUfunction
 // 3.00 us (0.929). The CUkernel is used because it is valid in every context and on every device,

@@ -3,7 +3,7 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Same conventions as cudamatrix/internal/cu-kernels.h: each launcher computes its own grid,
-// launches asynchronously on `stream` and checks the launch with CUCTX_CUDA_CHECK_LAUNCH.
+// launches asynchronously on `stream` through internal::Launch (cudamatrix/cu-launch.cuh).
 #ifndef CUCTX_CUTOOL_HEALTH_KERNELS_H_
 #define CUCTX_CUTOOL_HEALTH_KERNELS_H_
 

@@ -3,8 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 //
 // Each launcher computes its own grid, launches on the given stream (asynchronous; it returns
-// before the kernel finishes) and checks the launch with CUCTX_CUDA_CHECK_LAUNCH. Definitions live
-// in cu-kernels-<family>.cu and exist only in CUDA builds: call them inside an
+// before the kernel finishes) through internal::Launch (cu-launch.cuh), which checks the launch.
+// Definitions live in cu-kernels-<family>.cu and exist only in CUDA builds: call them inside an
 // internal::RunOnGpu lambda (cu-storage.h), which CPU-only builds never emit, or under
 // `#if CUCTX_HAVE_CUDA`.
 #ifndef CUCTX_CUDAMATRIX_INTERNAL_CU_KERNELS_H_

@@ -1,0 +1,110 @@
+// tools/launch-bench/launch-paths.cu: host cost of one small kernel launch by eight paths (chevrons
+// with and without cudaGetLastError, cudaLaunchKernel, cuLaunchKernel with a CUfunction, a CUkernel
+// or a packed parameter buffer, per-thread, created and legacy streams), 16 rounds of 20,000
+// launches, order rotated, medians and paired ratios to chevrons + cudaGetLastError. Behind the
+// choice of cudamatrix/cu-launch.cuh (BENCHMARKS.md, run `launch`). Build: build.sh.
+// SPDX-License-Identifier: Apache-2.0
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+struct Dim {
+  int rows, cols, stride;
+};
+__global__ void K(Dim d, const float* src, int ss, float* dst) {
+  int r = blockIdx.y * blockDim.y + threadIdx.y, c = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < d.rows && c < d.cols) dst[r * d.stride + c] = src[r * ss + c] * 2.0f;
+}
+static double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+int main() {
+  const int N = 20000;
+  float* p;
+  cudaMalloc(&p, 1 << 20);
+  CUfunction f;
+  cudaGetFuncBySymbol((cudaFunction_t*)&f, (const void*)K);
+  cudaKernel_t kk;
+  cudaGetKernel(&kk, (const void*)K);
+  cudaStream_t cs;
+  cudaStreamCreate(&cs);
+  Dim d{16, 16, 16};
+  const float* src = p;
+  int ss = 16;
+  float* dst = p + 4096;
+  void* args[] = {&d, &src, &ss, &dst};
+  // The packed parameter buffer: Dim (12 bytes) at 0, src at 16, ss at 24, dst at 32; 40 bytes.
+  alignas(8) char buf[40];
+  memcpy(buf, &d, 12);
+  memcpy(buf + 16, &src, 8);
+  memcpy(buf + 24, &ss, 4);
+  memcpy(buf + 32, &dst, 8);
+  size_t bsz = 40;
+  void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &bsz,
+                   CU_LAUNCH_PARAM_END};
+  dim3 g(1, 1), b(16, 16);
+  const char* names[] = {"chevron+gle perthread",
+                         "cuLaunchKernel CUfunction perthread",
+                         "cuLaunchKernel CUkernel perthread",
+                         "cuLaunchKernel CUfunction packed-buffer",
+                         "cuLaunchKernel CUfunction created-stream",
+                         "chevron+gle created-stream",
+                         "cudaLaunchKernel perthread no-gle",
+                         "cuLaunchKernel CUfunction legacy-stream"};
+  const int M = 8;
+  auto one = [&](int m) -> int {
+    switch (m) {
+      case 0:
+        K<<<g, b, 0, cudaStreamPerThread>>>(d, src, ss, dst);
+        return cudaGetLastError();
+      case 1:
+        return cuLaunchKernel(f, 1, 1, 1, 16, 16, 1, 0, CU_STREAM_PER_THREAD, args, nullptr);
+      case 2:
+        return cuLaunchKernel((CUfunction)kk, 1, 1, 1, 16, 16, 1, 0, CU_STREAM_PER_THREAD, args,
+                              nullptr);
+      case 3:
+        return cuLaunchKernel(f, 1, 1, 1, 16, 16, 1, 0, CU_STREAM_PER_THREAD, nullptr, extra);
+      case 4:
+        return cuLaunchKernel(f, 1, 1, 1, 16, 16, 1, 0, (CUstream)cs, args, nullptr);
+      case 5:
+        K<<<g, b, 0, cs>>>(d, src, ss, dst);
+        return cudaGetLastError();
+      case 6:
+        return cudaLaunchKernel((const void*)K, g, b, args, 0, cudaStreamPerThread);
+      case 7:
+        return cuLaunchKernel(f, 1, 1, 1, 16, 16, 1, 0, (CUstream)0, args, nullptr);
+    }
+    return 0;
+  };
+  for (int m = 0; m < M; ++m)
+    for (int i = 0; i < 200; ++i)
+      if (one(m)) {
+        printf("mode %d failed\n", m);
+        return 1;
+      }
+  cudaDeviceSynchronize();
+  std::vector<double> tot[M];
+  for (int round = 0; round < 16; ++round)
+    for (int k = 0; k < M; ++k) {
+      int m = (k + round) % M;
+      double t0 = now();
+      for (int i = 0; i < N; ++i) one(m);
+      cudaDeviceSynchronize();
+      tot[m].push_back((now() - t0) / N * 1e6);
+    }
+  for (int m = 0; m < M; ++m) {
+    std::vector<double> r;
+    for (size_t i = 0; i < tot[m].size(); ++i) r.push_back(tot[m][i] / tot[0][i]);
+    std::sort(tot[m].begin(), tot[m].end());
+    std::sort(r.begin(), r.end());
+    printf(
+        "%-42s median %.3f us (q1 %.3f q3 %.3f); paired ratio to chevron+gle median %.3f (q1 %.3f "
+        "q3 %.3f)\n",
+        names[m], tot[m][8], tot[m][4], tot[m][12], r[8], r[4], r[12]);
+  }
+  return 0;
+}
