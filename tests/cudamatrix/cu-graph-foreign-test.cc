@@ -240,32 +240,30 @@ TEST(CuGraphForeignTest, UncapturableOpsThrowTheCaptureErrorInARawCapture) {
   CuMatrix<float> x(64, 64);
   x.Set(1.0f);
   EXPECT_FALSE(internal::ThreadStreamCapturing());
-  ASSERT_EQ(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal),
-            cudaSuccess);
-  EXPECT_TRUE(internal::ThreadStreamCapturing());
-  std::string what;
-  try {
-    (void)x.Sum();
-  } catch (const Error& e) {
-    what = e.what();
-  }
-  EXPECT_NE(what.find("CuMatrixBase::Sum"), std::string::npos) << what;
-  EXPECT_NE(what.find("captures a CUDA graph"), std::string::npos) << what;
-  EXPECT_THROW(x.SetRandn(), Error);
-  Matrix<float> host(64, 64);
-  EXPECT_THROW(x.CopyToMat(&host), Error);
-  EXPECT_THROW(SynchronizeGpu(), Error);
-  // The capture survived the refused ops: its work still replays.
-  x.Scale(2.0f);
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(cudaStreamPerThread, &graph), cudaSuccess);
-  EXPECT_FALSE(internal::ThreadStreamCapturing());
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-  ASSERT_EQ(cudaGraphLaunch(exec, cudaStreamPerThread), cudaSuccess);
-  EXPECT_EQ(x.Sum(), 2.0f * 64 * 64);
-  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
-  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  {
+    RawGraph graph = RawGraph::Capture(
+        [&] {
+          EXPECT_TRUE(internal::ThreadStreamCapturing());
+          std::string what;
+          try {
+            (void)x.Sum();
+          } catch (const Error& e) {
+            what = e.what();
+          }
+          EXPECT_NE(what.find("CuMatrixBase::Sum"), std::string::npos) << what;
+          EXPECT_NE(what.find("captures a CUDA graph"), std::string::npos) << what;
+          EXPECT_THROW(x.SetRandn(), Error);
+          Matrix<float> host(64, 64);
+          EXPECT_THROW(x.CopyToMat(&host), Error);
+          EXPECT_THROW(SynchronizeGpu(), Error);
+          // The capture survived the refused ops: its work still replays.
+          x.Scale(2.0f);
+        },
+        cudaStreamCaptureModeThreadLocal);
+    EXPECT_FALSE(internal::ThreadStreamCapturing());
+    graph.Launch();
+    EXPECT_EQ(x.Sum(), 2.0f * 64 * 64);
+  }  // ~RawGraph
   EXPECT_TRUE(WaitForForeignPools(alive));
 #endif
 }
@@ -296,30 +294,28 @@ TEST(CuGraphForeignTest, CaptureOnlyChecksSeeARawCapture) {
   CuMatrix<float> C(8, 10);
   C.AddMatSmat(1.0f, A, B, kNoTrans, 0.0f);  // eager: the thread's cuSPARSE handle exists now
   EXPECT_FALSE(internal::ThreadCapturesAnyGraph());
-  ASSERT_EQ(cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal),
-            cudaSuccess);
-  EXPECT_TRUE(internal::ThreadCapturesAnyGraph());
-  EXPECT_FALSE(CuGraph::Capturing());  // cuctx's own flag: not its capture
-  std::string what;
-  try {
-    (void)B.CachedTranspose();  // would copy and wait: refused with the capture error
-  } catch (const Error& e) {
-    what = e.what();
-  }
-  EXPECT_NE(what.find("captures a CUDA graph"), std::string::npos) << what;
-  C.AddMatSmat(2.0f, A, B, kNoTrans, 0.0f);  // the capturable (transposed-op) form
-  cudaGraph_t graph = nullptr;
-  ASSERT_EQ(cudaStreamEndCapture(cudaStreamPerThread, &graph), cudaSuccess);
-  EXPECT_FALSE(internal::ThreadCapturesAnyGraph());
-  cudaGraphExec_t exec = nullptr;
-  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
-  ASSERT_EQ(cudaGraphLaunch(exec, cudaStreamPerThread), cudaSuccess);
-  Matrix<float> expected(8, 10);
-  expected.AddMatMat(2.0f, a, kNoTrans, dense_b, kNoTrans, 0.0f);
-  // float rounding over at most 12 terms.
-  EXPECT_TRUE(test::ExpectNear(ToHost(C), expected, 1e-5));
-  EXPECT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
-  EXPECT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  {
+    RawGraph graph = RawGraph::Capture(
+        [&] {
+          EXPECT_TRUE(internal::ThreadCapturesAnyGraph());
+          EXPECT_FALSE(CuGraph::Capturing());  // cuctx's own flag: not its capture
+          std::string what;
+          try {
+            (void)B.CachedTranspose();  // would copy and wait: refused with the capture error
+          } catch (const Error& e) {
+            what = e.what();
+          }
+          EXPECT_NE(what.find("captures a CUDA graph"), std::string::npos) << what;
+          C.AddMatSmat(2.0f, A, B, kNoTrans, 0.0f);  // the capturable (transposed-op) form
+        },
+        cudaStreamCaptureModeThreadLocal);
+    EXPECT_FALSE(internal::ThreadCapturesAnyGraph());
+    graph.Launch();
+    Matrix<float> expected(8, 10);
+    expected.AddMatMat(2.0f, a, kNoTrans, dense_b, kNoTrans, 0.0f);
+    // float rounding over at most 12 terms.
+    EXPECT_TRUE(test::ExpectNear(ToHost(C), expected, 1e-5));
+  }  // ~RawGraph
   EXPECT_TRUE(WaitForForeignPools(alive));
 #endif
 }
