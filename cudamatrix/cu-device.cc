@@ -393,16 +393,20 @@ void CuDevice::Free(void* ptr) {
   allocator->Free(ptr);
 }
 
+void CuDevice::MakeHandle(const char* getter, const char* what, const std::function<void()>& make) {
+  CUCTX_CHECK(Enabled()) << getter << ": no GPU selected (" << NoGpuReason() << ")";
+  AttachToSelectedDevice();
+  if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
+  OutsideCapturesForHandle(device_id_, what, make);
+}
+
 cublasContext* CuDevice::GetCublasHandle() {
   if (cublas_ == nullptr) {
-    CUCTX_CHECK(Enabled()) << "GetCublasHandle: no GPU selected (" << NoGpuReason() << ")";
-    AttachToSelectedDevice();
-    if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
-    const CuDeviceOptions& opts = DeviceOptions();
-    cublasMath_t math = opts.use_tf32_compute   ? CUBLAS_TF32_TENSOR_OP_MATH
-                        : opts.use_tensor_cores ? CUBLAS_DEFAULT_MATH
-                                                : CUBLAS_PEDANTIC_MATH;
-    OutsideCapturesForHandle(device_id_, "making the thread's cuBLAS handle (its first use)", [&] {
+    MakeHandle("GetCublasHandle", "making the thread's cuBLAS handle (its first use)", [this] {
+      const CuDeviceOptions& opts = DeviceOptions();
+      const cublasMath_t math = opts.use_tf32_compute   ? CUBLAS_TF32_TENSOR_OP_MATH
+                                : opts.use_tensor_cores ? CUBLAS_DEFAULT_MATH
+                                                        : CUBLAS_PEDANTIC_MATH;
       cublasHandle_t h = nullptr;
       CUCTX_CUBLAS_CHECK(cublasCreate(&h));
       CUCTX_CUBLAS_CHECK(cublasSetStream(h, cudaStreamPerThread));
@@ -415,52 +419,41 @@ cublasContext* CuDevice::GetCublasHandle() {
 
 cusparseContext* CuDevice::GetCusparseHandle() {
   if (cusparse_ == nullptr) {
-    CUCTX_CHECK(Enabled()) << "GetCusparseHandle: no GPU selected (" << NoGpuReason() << ")";
-    AttachToSelectedDevice();
-    if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
-    OutsideCapturesForHandle(device_id_, "making the thread's cuSPARSE handle (its first use)",
-                             [this] {
-                               cusparseHandle_t h = nullptr;
-                               CUCTX_CUSPARSE_CHECK(cusparseCreate(&h));
-                               CUCTX_CUSPARSE_CHECK(cusparseSetStream(h, cudaStreamPerThread));
-                               cusparse_ = h;
-                             });
+    MakeHandle("GetCusparseHandle", "making the thread's cuSPARSE handle (its first use)", [this] {
+      cusparseHandle_t h = nullptr;
+      CUCTX_CUSPARSE_CHECK(cusparseCreate(&h));
+      CUCTX_CUSPARSE_CHECK(cusparseSetStream(h, cudaStreamPerThread));
+      cusparse_ = h;
+    });
   }
   return cusparse_;
 }
 
 curandGenerator_st* CuDevice::GetCurandHandle() {
   if (curand_ == nullptr) {
-    CUCTX_CHECK(Enabled()) << "GetCurandHandle: no GPU selected (" << NoGpuReason() << ")";
-    AttachToSelectedDevice();
-    if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
-    OutsideCapturesForHandle(
-        device_id_, "making the thread's cuRAND generator (its first use)", [this] {
-          curandGenerator_t h = nullptr;
-          CUCTX_CURAND_CHECK(curandCreateGenerator(&h, CURAND_RNG_PSEUDO_DEFAULT));
-          CUCTX_CURAND_CHECK(curandSetStream(h, cudaStreamPerThread));
-          // The generator's state is made at its first draw (and after a new seed), and cuRAND
-          // waits for the device there (cudaDeviceSynchronize, seen on an H200), which breaks
-          // captures of other threads and cannot be captured: make it now, outside captures.
-          CUCTX_CURAND_CHECK(curandGenerateSeeds(h));
-          curand_ = h;
-        });
+    MakeHandle("GetCurandHandle", "making the thread's cuRAND generator (its first use)", [this] {
+      curandGenerator_t h = nullptr;
+      CUCTX_CURAND_CHECK(curandCreateGenerator(&h, CURAND_RNG_PSEUDO_DEFAULT));
+      CUCTX_CURAND_CHECK(curandSetStream(h, cudaStreamPerThread));
+      // The generator's state is made at its first draw (and after a new seed), and cuRAND
+      // waits for the device there (cudaDeviceSynchronize, seen on an H200), which breaks
+      // captures of other threads and cannot be captured: make it now, outside captures.
+      CUCTX_CURAND_CHECK(curandGenerateSeeds(h));
+      curand_ = h;
+    });
   }
   return curand_;
 }
 
 cusolverDnContext* CuDevice::GetCusolverDnHandle() {
   if (cusolver_ == nullptr) {
-    CUCTX_CHECK(Enabled()) << "GetCusolverDnHandle: no GPU selected (" << NoGpuReason() << ")";
-    AttachToSelectedDevice();
-    if (!internal::t_thread_state.gpu_use_noted) internal::NoteGpuUse();
-    OutsideCapturesForHandle(device_id_, "making the thread's cuSOLVER handle (its first use)",
-                             [this] {
-                               cusolverDnHandle_t h = nullptr;
-                               CUCTX_CUSOLVER_CHECK(cusolverDnCreate(&h));
-                               CUCTX_CUSOLVER_CHECK(cusolverDnSetStream(h, cudaStreamPerThread));
-                               cusolver_ = h;
-                             });
+    MakeHandle("GetCusolverDnHandle", "making the thread's cuSOLVER handle (its first use)",
+               [this] {
+                 cusolverDnHandle_t h = nullptr;
+                 CUCTX_CUSOLVER_CHECK(cusolverDnCreate(&h));
+                 CUCTX_CUSOLVER_CHECK(cusolverDnSetStream(h, cudaStreamPerThread));
+                 cusolver_ = h;
+               });
   }
   return cusolver_;
 }

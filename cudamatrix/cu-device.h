@@ -9,6 +9,7 @@
 #include "cudamatrix/cu-thread-state.h"  // ThreadObjectDevice, CheckObjectDevice (Cu containers)
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>  // not used here: Kaldi's cu-device.h reaches <thread>, and ported programs use it
@@ -218,6 +219,10 @@ class CuDevice {
   CuDevice();
   // Makes this thread's device (DeviceId()) current for CUDA, if it is not already.
   void AttachToSelectedDevice();
+  // What every Get*Handle does the first time: checks that a GPU is selected (the error names
+  // `getter`), attaches the thread, notes its GPU use and runs `make` outside other threads'
+  // captures on the device (CheckNotCapturing(`what`) first). CUDA builds only.
+  void MakeHandle(const char* getter, const char* what, const std::function<void()>& make);
   // Destroys this thread's library handles (thread exit, or a new binding). Never throws.
   void DestroyHandles() noexcept;
   void DestroyHandlesNow() noexcept;  // DestroyHandles without waiting for other captures
