@@ -95,6 +95,23 @@ __global__ void UnaryMapKernel(MatrixDim d, Op op, Real* data) {
   }
 }
 
+// A binary map op that also needs the element's row and column (to broadcast a vector) declares
+// `static constexpr bool kIndexed = true;` and is called as op(&dst(r, c), src(r, c), r, c); the
+// binary launchers then keep the matrix's true shape (no collapsing to one row).
+template <typename Op, typename = void>
+struct IsIndexedOp : std::false_type {};
+template <typename Op>
+struct IsIndexedOp<Op, std::void_t<decltype(Op::kIndexed)>> : std::bool_constant<Op::kIndexed> {};
+
+template <typename Op, typename DstReal, typename SrcReal>
+__device__ __forceinline__ void ApplyBinaryOp(const Op& op, DstReal* d, SrcReal s, int32_t r,
+                                              int32_t c) {
+  if constexpr (IsIndexedOp<Op>::value)
+    op(d, s, r, c);
+  else
+    op(d, s);
+}
+
 // Calls op(&dst(r, c), src(r, c)) for every element; SrcReal may differ from DstReal.
 template <typename SrcReal, typename DstReal, typename Op>
 __global__ void BinaryMapKernel(MatrixDim d, const SrcReal* src, int32_t src_stride, Op op,
@@ -103,7 +120,7 @@ __global__ void BinaryMapKernel(MatrixDim d, const SrcReal* src, int32_t src_str
     DstReal* drow = dst + static_cast<size_t>(r) * d.stride;
     const SrcReal* srow = src + static_cast<size_t>(r) * src_stride;
     for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols; c += gridDim.x * blockDim.x)
-      op(&drow[c], srow[c]);
+      ApplyBinaryOp(op, &drow[c], srow[c], r, c);
   }
 }
 
@@ -156,10 +173,10 @@ __global__ void BinaryMapVecKernel(MatrixDim d, const Real* src, int32_t src_str
         const Real* sl = reinterpret_cast<const Real*>(&sv);
         Real* dl = reinterpret_cast<Real*>(&dv);
 #pragma unroll
-        for (int32_t i = 0; i < w; ++i) op(&dl[i], sl[i]);
+        for (int32_t i = 0; i < w; ++i) ApplyBinaryOp(op, &dl[i], sl[i], r, u * w + i);
         reinterpret_cast<V*>(drow)[u] = dv;
       } else {
-        for (int32_t c = nvec * w; c < d.cols; ++c) op(&drow[c], srow[c]);
+        for (int32_t c = nvec * w; c < d.cols; ++c) ApplyBinaryOp(op, &drow[c], srow[c], r, c);
       }
     }
   }
@@ -217,12 +234,13 @@ void LaunchUnaryMap(MatrixDim d, Op op, Real* data, CuStream stream, const char*
 }
 
 // Launches op(&dst(r, c), src(r, c)) (src has dst's shape, row stride src_stride; SrcReal may
-// differ from DstReal), with the same collapsing and, for one element type, vector accesses.
+// differ from DstReal), with the same collapsing (not for an indexed op) and, for one element
+// type, vector accesses.
 template <typename SrcReal, typename DstReal, typename Op>
 void LaunchBinaryMap(MatrixDim d, const SrcReal* src, int32_t src_stride, Op op, DstReal* dst,
                      CuStream stream, const char* name) {
   if (d.rows == 0 || d.cols == 0) return;
-  CollapseIfContiguous(&d, &src_stride);
+  if constexpr (!IsIndexedOp<Op>::value) CollapseIfContiguous(&d, &src_stride);
   bool launched = false;
   if constexpr (std::is_same<SrcReal, DstReal>::value) {
     if (RowsAligned16(dst, d.stride) && RowsAligned16(src, src_stride)) {

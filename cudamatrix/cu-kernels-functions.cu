@@ -137,7 +137,12 @@ struct BroadcastOp {
         *d *= v[r];
         break;
       case VecBroadcast::kDivRows:
-        *d /= v[r];
+        // The row's reciprocal times the element, as Kaldi's kernel does. With a division per
+        // element a 1024 x 1024 float DivRowsVec took 5.31 us against Kaldi's 2.82 (H200, run
+        // ktrace-2; the division has a slow path for operands such as infinities and
+        // subnormals, which repeated in-place divisions reach); now 2.34 against 2.85 (run
+        // ktrace-3). The lanes of one row share the reciprocal. Within 1.5 ulp of x / v.
+        *d *= Real(1) / v[r];
         break;
       case VecBroadcast::kAddToRows:
         *d = beta * *d + alpha * v[c];

@@ -194,6 +194,9 @@ __global__ void FindRowMaxIdKernel(MatrixDim d, const Real* data, int32_t* id) {
     Real v = -INFINITY;
     int32_t i = INT_MAX;
     // Each thread scans its columns in increasing order, so a strict '>' keeps its first maximum.
+    // Unrolled so that a thread's loads go out together (they do not depend on the comparisons):
+    // 1024 x 1024 float 3.46 us became 3.30 against Kaldi's 2.69 (H200, runs ktrace-2, -3).
+#pragma unroll 4
     for (int32_t c = threadIdx.x; c < d.cols; c += kRowThreads) {
       const Real x = row[c];
       if (x > v || i == INT_MAX) {
