@@ -24,6 +24,7 @@
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/internal/cu-kernels.h"
+#include "cudamatrix/internal/cu-launch.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -151,6 +152,16 @@ void CuDevice::SelectGpuId(const std::string& use_gpu) {
   GetCublasHandle();
   GetCusparseHandle();
   GetCusolverDnHandle();
+  // For the same reason cuctx's kernels are loaded here, not at their first launch, where the
+  // load waits for the device's queued work (internal/cu-launch.h).
+  internal::KernelLoadSummary kernels;
+  std::string why_not;
+  if (internal::LoadCuctxKernels(&kernels, &why_not))
+    CUCTX_VLOG(1) << "loaded " << kernels.loaded << " of cuctx's " << kernels.kernels
+                  << " kernels (" << kernels.files << " kernel files) on GPU " << id << " in "
+                  << kernels.seconds * 1e3 << " ms";
+  else
+    CUCTX_VLOG(1) << "cuctx's kernels will load at their first launch: " << why_not;
 #endif
 }
 

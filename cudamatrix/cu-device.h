@@ -59,7 +59,9 @@ class CuTimer {
 // and destroyed when the thread exits. The thread that calls SelectGpuId gets its cuBLAS, cuSPARSE
 // and cuSOLVER handles there (as in Kaldi: that thread usually runs the program's ops, and each
 // handle costs milliseconds); every other thread creates each handle on first use, so a thread
-// that never calls a library never pays for one. Everything shared by all threads
+// that never calls a library never pays for one. SelectGpuId also loads cuctx's own kernels into
+// the selected device's context (CUDA would load each at its first launch, waiting there for the
+// device's queued work; internal/cu-launch.h). Everything shared by all threads
 // lives below it (README's runtime stack): which device the process selected and which one this
 // thread bound itself to (cu-thread-state.h), and, for each device in use, its properties, its
 // caching allocator and its peer links, in the per-device registry (cu-device-registry.cc); each

@@ -10,14 +10,13 @@
 namespace cuctx {
 namespace internal {
 
-void* DriverFunction(const char* name, std::string* why_not) {
-  // The API version whose signatures the callers' decltype(&cuX) types describe (cuda.h of the
-  // toolkit maps unversioned names to these).
-  constexpr unsigned int kVersion = 12000;
+void* DriverFunction(const char* name, std::string* why_not, unsigned version) {
+  // `version`: the API version whose signatures the callers' decltype(&cuX) types describe
+  // (cuda.h of the toolkit maps unversioned names to these).
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
   const cudaError_t e =
-      cudaGetDriverEntryPointByVersion(name, &fn, kVersion, cudaEnableDefault, &found);
+      cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &found);
   if (e == cudaSuccess && found == cudaDriverEntryPointSuccess && fn != nullptr) return fn;
   (void)cudaGetLastError();  // a missing driver is an answer here, not an error to keep
   if (why_not != nullptr) {
@@ -26,7 +25,7 @@ void* DriverFunction(const char* name, std::string* why_not) {
     if (e != cudaSuccess)
       out << cudaGetErrorName(e) << " (" << cudaGetErrorString(e) << ")";
     else if (found == cudaDriverEntryPointVersionNotSufficent)
-      out << "the driver is older than CUDA " << kVersion / 1000 << "." << kVersion % 1000 / 10;
+      out << "the driver is older than CUDA " << version / 1000 << "." << version % 1000 / 10;
     else
       out << "not found in the driver";
     *why_not = out.str();
@@ -42,7 +41,7 @@ void* DriverFunction(const char* name, std::string* why_not) {
 namespace cuctx {
 namespace internal {
 
-void* DriverFunction(const char*, std::string* why_not) {
+void* DriverFunction(const char*, std::string* why_not, unsigned) {
   if (why_not != nullptr) *why_not = "cuctx was built without CUDA (CUDA=0)";
   return nullptr;
 }

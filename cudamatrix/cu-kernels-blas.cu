@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstdint>
 
+CUCTX_KERNEL_FILE()
+
 namespace cuctx {
 namespace {
 

@@ -6,6 +6,8 @@
 #include "cudamatrix/internal/cu-kernels.h"
 #include "cudamatrix/internal/cu-quantize.h"
 
+CUCTX_KERNEL_FILE()
+
 namespace cuctx {
 namespace {
 

@@ -6,6 +6,8 @@
 #include "cudamatrix/cu-matrixdim.h"
 #include "cudamatrix/internal/cu-kernels.h"
 
+CUCTX_KERNEL_FILE()
+
 namespace cuctx {
 namespace {
 

@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+CUCTX_KERNEL_FILE()
+
 namespace cuctx {
 namespace {
 

@@ -8,6 +8,8 @@
 #include "cudamatrix/cu-row-reduce.cuh"
 #include "cudamatrix/internal/cu-kernels.h"
 
+CUCTX_KERNEL_FILE()
+
 namespace cuctx {
 namespace {
 

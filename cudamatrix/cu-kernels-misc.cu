@@ -4,6 +4,8 @@
 #include "cudamatrix/cu-launch.cuh"
 #include "cudamatrix/internal/cu-kernels.h"
 
+CUCTX_KERNEL_FILE()
+
 namespace cuctx {
 
 static __global__ void NoOpKernel() {}

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 
+CUCTX_KERNEL_FILE()
+
 namespace cuctx {
 namespace {
 

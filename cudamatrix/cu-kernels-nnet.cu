@@ -10,6 +10,8 @@
 #include <climits>
 #include <type_traits>
 
+CUCTX_KERNEL_FILE()
+
 namespace cuctx {
 namespace {
 

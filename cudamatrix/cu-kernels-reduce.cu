@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdint>
 
+CUCTX_KERNEL_FILE()
+
 namespace cuctx {
 namespace {
 

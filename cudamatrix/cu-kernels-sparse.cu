@@ -10,6 +10,8 @@
 
 #include <cub/device/device_scan.cuh>
 
+CUCTX_KERNEL_FILE()
+
 namespace cuctx {
 namespace {
 

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <utility>
 
+CUCTX_KERNEL_FILE()
+
 namespace cuctx {
 namespace {
 

@@ -28,6 +28,7 @@
 
 #include "cudamatrix/cu-check.h"
 #include "cudamatrix/internal/cu-kernels.h"
+#include "cudamatrix/internal/cu-launch.h"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -97,5 +98,15 @@ void Launch(const LaunchSite& site, dim3 grid, dim3 block, size_t shared_bytes, 
 
 #define CUCTX_LAUNCH_SITE(kernel_name) \
   ::cuctx::internal::LaunchSite { (kernel_name), __func__, __FILE__, __LINE__ }
+
+// Registers this .cu file's kernels for loading before their first launch (LoadCuctxKernels,
+// internal/cu-launch.h): written once in every file that defines kernels, at global scope. It
+// adds an empty kernel whose module is the file's own.
+#define CUCTX_KERNEL_FILE()                                             \
+  namespace {                                                           \
+  __global__ void CuctxKernelFileAnchor() {}                            \
+  const ::cuctx::internal::KernelFileAnchor kCuctxKernelFileAnchor(     \
+      reinterpret_cast<const void*>(&CuctxKernelFileAnchor), __FILE__); \
+  }
 
 #endif  // CUCTX_CUDAMATRIX_CU_LAUNCH_CUH_

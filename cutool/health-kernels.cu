@@ -5,6 +5,8 @@
 #include "cudamatrix/cu-launch.cuh"
 #include "cutool/health-kernels.h"
 
+CUCTX_KERNEL_FILE()
+
 namespace cuctx {
 namespace {
 

@@ -12,14 +12,15 @@
 namespace cuctx {
 namespace internal {
 
-// The driver function `name` (e.g. "cuMemMap") in its CUDA 12.0 form, or nullptr with *why_not
-// (if given) set to the reason: no driver, a driver too old, or no such symbol.
-void* DriverFunction(const char* name, std::string* why_not);
+// The driver function `name` (e.g. "cuMemMap") in its form of CUDA `version` (12000 = 12.0; a
+// function added later needs the version that added it), or nullptr with *why_not (if given) set
+// to the reason: no driver, a driver too old, or no such symbol.
+void* DriverFunction(const char* name, std::string* why_not, unsigned version = 12000);
 
 // Typed form: `LoadDriverFunction("cuMemMap", &fn, &why)` with fn of type decltype(&cuMemMap).
 template <typename Fn>
-bool LoadDriverFunction(const char* name, Fn* fn, std::string* why_not) {
-  *fn = reinterpret_cast<Fn>(DriverFunction(name, why_not));
+bool LoadDriverFunction(const char* name, Fn* fn, std::string* why_not, unsigned version = 12000) {
+  *fn = reinterpret_cast<Fn>(DriverFunction(name, why_not, version));
   return *fn != nullptr;
 }
 

@@ -8,6 +8,7 @@
 #include "base/parse-options.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-gemm-check.h"
+#include "cudamatrix/internal/cu-launch.h"
 #include "tests/testing.h"
 
 #include <cstdint>
@@ -202,6 +203,20 @@ TEST(CuDeviceTest, HandlesAreCreatedPerThreadAndReused) {
   t.join();
   EXPECT_NE(other, nullptr);
   EXPECT_NE(other, first);
+}
+
+TEST(CuDeviceTest, SelectGpuIdLoadedTheKernelsOfEveryKernelFile) {
+  CUCTX_REQUIRE_GPU();
+  // The test's main called SelectGpuId, which loaded every kernel of the kernel files linked into
+  // this program (CUDA_MODULE_LOADING is left as it is, lazy by default): a second pass finds them
+  // all loaded.
+  internal::KernelLoadSummary summary;
+  std::string why_not;
+  ASSERT_TRUE(internal::LoadCuctxKernels(&summary, &why_not)) << why_not;
+  EXPECT_GE(summary.files, 1);
+  EXPECT_GT(summary.kernels, summary.files);
+  EXPECT_EQ(summary.loaded, 0) << "of " << summary.kernels << " kernels in " << summary.files
+                               << " files";
 }
 
 TEST(CuDeviceTest, HealthCheckAndGemmCheckPass) {
