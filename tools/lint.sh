@@ -7,7 +7,9 @@
 #      cu-allocator-vmm.cc, cudaHostAlloc/cudaHostRegister only in cu-pinned.cc (benchmarks that
 #      time the raw calls as baselines are exempt, and say so);
 #   3. the include layers (tools/check-layers.sh): no include points up the module order or the
-#      runtime's layers declared in cudamatrix/layers.txt, and no include cycle between units.
+#      runtime's layers declared in cudamatrix/layers.txt, and no include cycle between units;
+#   4. every .cu file of the library that defines kernels registers them with CUCTX_KERNEL_FILE()
+#      (internal/cu-launch.h), so that SelectGpuId loads them before their first launch.
 # Usage: tools/lint.sh   (exit 1 on any finding)
 set -u
 cd "$(dirname "$0")/.."
@@ -30,6 +32,11 @@ if [ -n "$raw_device$raw_host$raw_vmm" ]; then
   echo "lint: raw CUDA allocation outside the allocators:"
   printf '%s\n' "$raw_device" "$raw_host" "$raw_vmm" | grep -v '^$'; fail=1
 fi
+for f in cudamatrix/*.cu cutool/*.cu; do
+  if grep -q '__global__' "$f" && ! grep -q '^CUCTX_KERNEL_FILE()' "$f"; then
+    echo "lint: $f defines kernels but lacks CUCTX_KERNEL_FILE() after its includes"; fail=1
+  fi
+done
 if ! tools/check-layers.sh; then
   echo "lint: include layers: see above (the order is declared in cudamatrix/layers.txt)"; fail=1
 fi
