@@ -13,6 +13,7 @@
 
 #if CUCTX_HAVE_CUDA
 #include "cudamatrix/cu-check.h"
+#include "cudamatrix/internal/cu-capture-watch-calls.h"
 #include "cudamatrix/internal/cu-driver.h"
 
 #include <cuda.h>
@@ -190,28 +191,10 @@ bool StartCuptiWatch(std::string* why_not) {
                "; another CUPTI subscriber, such as a profiler or compute-sanitizer?)";
     return false;
   }
-  const CUpti_CallbackId driver_calls[] = {
-      CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
-      CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
-      CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
-      CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
-      CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
-      CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
-      CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent,
-      CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz,
-  };
-  const CUpti_CallbackId runtime_calls[] = {
-      CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
-      CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000,
-      CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030,
-      CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030,
-      CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
-      CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000,
-  };
   bool ok = true;
-  for (CUpti_CallbackId id : driver_calls)
+  for (CUpti_CallbackId id : kCaptureWatchDriverCalls)
     ok = ok && enable(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS;
-  for (CUpti_CallbackId id : runtime_calls)
+  for (CUpti_CallbackId id : kCaptureWatchRuntimeCalls)
     ok = ok && enable(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id) == CUPTI_SUCCESS;
   if (!ok) {
     unsubscribe(subscriber);

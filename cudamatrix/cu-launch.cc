@@ -188,8 +188,6 @@ bool LoadCuctxKernels(KernelLoadSummary* summary, std::string* why_not) {
 namespace cuctx {
 namespace internal {
 
-KernelFileAnchor::KernelFileAnchor(const void*, const char*) {}
-
 bool LoadCuctxKernels(KernelLoadSummary* summary, std::string* why_not) {
   *summary = KernelLoadSummary();
   *why_not = "cuctx was built without CUDA (CUDA=0)";

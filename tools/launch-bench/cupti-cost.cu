@@ -3,27 +3,19 @@
 // domain's GRAPH_CREATED fires at cudaStreamBeginCapture / cuStreamBeginCapture and at a
 // cross-stream join. `cupti-cost N` runs mode N alone (one mode per process). Build: build.sh.
 // SPDX-License-Identifier: Apache-2.0
+#include "cudamatrix/internal/cu-capture-watch-calls.h"
+
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include "tools/launch-bench/bench-kernel.cuh"
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cupti.h>
 #include <thread>
 #include <vector>
-struct Dim {
-  int rows, cols, stride;
-};
-__global__ void K(Dim d, const float* src, int ss, float* dst) {
-  int r = blockIdx.y * blockDim.y + threadIdx.y, c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r < d.rows && c < d.cols) dst[r * d.stride + c] = src[r * ss + c] * 2.0f;
-}
-static double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 std::atomic<int> hits{0};
 thread_local int t_hits = 0;
 void CUPTIAPI Cb(void*, CUpti_CallbackDomain dom, CUpti_CallbackId id, const void*) {
@@ -31,20 +23,6 @@ void CUPTIAPI Cb(void*, CUpti_CallbackDomain dom, CUpti_CallbackId id, const voi
   ++t_hits;
 }
 CUpti_SubscriberHandle sub;
-const CUpti_CallbackId drv[] = {CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture,
-                                CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz,
-                                CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
-                                CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
-                                CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
-                                CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
-                                CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent,
-                                CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz};
-const CUpti_CallbackId rt[] = {CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
-                               CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000,
-                               CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030,
-                               CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030,
-                               CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020,
-                               CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000};
 void Enable(int mode) {
   if (mode == 0) return;
   if (cuptiSubscribe(&sub, Cb, nullptr) != CUPTI_SUCCESS) {
@@ -52,9 +30,11 @@ void Enable(int mode) {
     exit(1);
   }
   if (mode == 1 || mode == 3)
-    for (auto id : drv) cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
+    for (auto id : cuctx::internal::kCaptureWatchDriverCalls)
+      cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, id);
   if (mode == 1 || mode == 2)
-    for (auto id : rt) cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
+    for (auto id : cuctx::internal::kCaptureWatchRuntimeCalls)
+      cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API, id);
   if (mode == 4)
     cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPH_CREATED);
   if (mode == 5) {
@@ -86,22 +66,30 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 500; ++i)
     cuLaunchKernel((CUfunction)kk, 1, 1, 1, 16, 16, 1, 0, CU_STREAM_PER_THREAD, args, nullptr);
   cudaDeviceSynchronize();
+  // Microseconds per launch of N launches through the driver with the CUkernel, or through the
+  // chevrons with cudaGetLastError, each batch followed by a wait.
+  auto time_driver = [&] {
+    const double t0 = now();
+    for (int i = 0; i < N; ++i)
+      cuLaunchKernel((CUfunction)kk, 1, 1, 1, 16, 16, 1, 0, CU_STREAM_PER_THREAD, args, nullptr);
+    cudaDeviceSynchronize();
+    return (now() - t0) / N * 1e6;
+  };
+  auto time_chevron = [&] {
+    const double t0 = now();
+    for (int i = 0; i < N; ++i) {
+      K<<<g, b, 0, cudaStreamPerThread>>>(d, src, ss, dst);
+      cudaGetLastError();
+    }
+    cudaDeviceSynchronize();
+    return (now() - t0) / N * 1e6;
+  };
   if (only >= 0) {
     Enable(only);
     std::vector<double> a, c;
     for (int rep = 0; rep < 9; ++rep) {
-      double t0 = now();
-      for (int i = 0; i < N; ++i)
-        cuLaunchKernel((CUfunction)kk, 1, 1, 1, 16, 16, 1, 0, CU_STREAM_PER_THREAD, args, nullptr);
-      cudaDeviceSynchronize();
-      double t1 = now();
-      for (int i = 0; i < N; ++i) {
-        K<<<g, b, 0, cudaStreamPerThread>>>(d, src, ss, dst);
-        cudaGetLastError();
-      }
-      cudaDeviceSynchronize();
-      a.push_back((t1 - t0) / N * 1e6);
-      c.push_back((now() - t1) / N * 1e6);
+      a.push_back(time_driver());
+      c.push_back(time_chevron());
     }
     std::sort(a.begin(), a.end());
     std::sort(c.begin(), c.end());
@@ -113,24 +101,13 @@ int main(int argc, char** argv) {
     for (int k = 0; k < M; ++k) {
       int m = (k + round) % M;
       Enable(m);
-      double t0 = now();
-      for (int i = 0; i < N; ++i)
-        cuLaunchKernel((CUfunction)kk, 1, 1, 1, 16, 16, 1, 0, CU_STREAM_PER_THREAD, args, nullptr);
-      cudaDeviceSynchronize();
-      double t1 = now();
-      for (int i = 0; i < N; ++i) {
-        K<<<g, b, 0, cudaStreamPerThread>>>(d, src, ss, dst);
-        cudaGetLastError();
-      }
-      cudaDeviceSynchronize();
-      double t2 = now();
+      tl[m].push_back(time_driver());
+      tc[m].push_back(time_chevron());
+      const double t0 = now();
       for (int i = 0; i < N; ++i) cudaMemsetAsync(dst, 0, 1024, cudaStreamPerThread);
       cudaDeviceSynchronize();
-      double t3 = now();
+      tm[m].push_back((now() - t0) / N * 1e6);
       Disable(m);
-      tl[m].push_back((t1 - t0) / N * 1e6);
-      tc[m].push_back((t2 - t1) / N * 1e6);
-      tm[m].push_back((t3 - t2) / N * 1e6);
     }
   for (int m = 0; m < M; ++m) {
     std::vector<double> r1, r2, r3;

@@ -7,21 +7,11 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include "tools/launch-bench/bench-kernel.cuh"
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <vector>
-struct Dim {
-  int rows, cols, stride;
-};
-__global__ void K(Dim d, const float* src, int ss, float* dst) {
-  int r = blockIdx.y * blockDim.y + threadIdx.y, c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r < d.rows && c < d.cols) dst[r * d.stride + c] = src[r * ss + c] * 2.0f;
-}
-static double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 int main() {
   const int N = 20000;
   float* p;
