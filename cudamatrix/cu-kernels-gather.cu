@@ -90,14 +90,14 @@ __device__ inline T Zeros() {
 }
 
 // out[u] (op)= in[u] for u = begin, begin + step, ... < n (T: elements or 16-byte vectors; in ==
-// nullptr reads zeros), kGatherUnroll at a time with every load issued before the stores, so a
-// thread keeps several loads in flight.
-template <RowGatherOp kOp, typename T, typename Real>
+// nullptr reads zeros), kUnroll at a time with every load issued before the stores, so a thread
+// keeps several loads in flight.
+template <RowGatherOp kOp, int kUnroll, typename T, typename Real>
 __device__ void GatherRun(Real alpha, const T* in, T* out, int32_t begin, int32_t n, int32_t step) {
-  for (int32_t u0 = begin; u0 < n; u0 += kGatherUnroll * step) {
-    T x[kGatherUnroll], y[kGatherUnroll];
+  for (int32_t u0 = begin; u0 < n; u0 += kUnroll * step) {
+    T x[kUnroll], y[kUnroll];
 #pragma unroll
-    for (int k = 0; k < kGatherUnroll; ++k) {
+    for (int k = 0; k < kUnroll; ++k) {
       const int32_t u = u0 + k * step;
       if (u < n) {
         x[k] = in != nullptr ? in[u] : Zeros<T, Real>();
@@ -105,7 +105,7 @@ __device__ void GatherRun(Real alpha, const T* in, T* out, int32_t begin, int32_
       }
     }
 #pragma unroll
-    for (int k = 0; k < kGatherUnroll; ++k) {
+    for (int k = 0; k < kUnroll; ++k) {
       const int32_t u = u0 + k * step;
       if (u < n) out[u] = GatherOp<kOp, T, Real>(alpha, x[k], y[k]);
     }
@@ -117,7 +117,11 @@ __device__ void GatherRun(Real alpha, const T* in, T* out, int32_t begin, int32_
 // pointer arrays may mix alignments) the row moves as 16-byte vectors, then the columns after the
 // last whole vector one by one; other rows go element by element. A row belongs to whole warps
 // (x extent >= 32), so the per-row choice does not diverge within a warp.
-template <RowGatherOp kOp, typename Real, typename Rows>
+// kUnroll: vector units per thread and row step (kGatherUnroll on large matrices, 1 otherwise: the
+// unrolled form holds 2 x kGatherUnroll vectors per thread, 56-92 registers, which left a 1024 x
+// 1024 double AddRows at 22% occupancy against 75% for Kaldi's 16-register kernel; Nsight Compute
+// on an H200, run ncu-gather).
+template <RowGatherOp kOp, int kUnroll, typename Real, typename Rows>
 __global__ void GatherRowsKernel(MatrixDim d, Real alpha, Rows rows, Real* dst) {
   using V = typename internal::Vec16<Real>::Type;
   constexpr int32_t w = internal::Vec16<Real>::kLanes;
@@ -129,11 +133,11 @@ __global__ void GatherRowsKernel(MatrixDim d, Real alpha, Rows rows, Real* dst) 
     if (in == nullptr && kOp != RowGatherOp::kCopy) continue;
     Real* out = dst + static_cast<int64_t>(r) * d.stride;
     if (Aligned16(in) && Aligned16(out)) {
-      GatherRun<kOp, V, Real>(alpha, reinterpret_cast<const V*>(in), reinterpret_cast<V*>(out), x0,
-                              nvec, step);
-      GatherRun<kOp, Real, Real>(alpha, in, out, nvec * w + x0, d.cols, step);
+      GatherRun<kOp, kUnroll, V, Real>(alpha, reinterpret_cast<const V*>(in),
+                                       reinterpret_cast<V*>(out), x0, nvec, step);
+      GatherRun<kOp, kUnroll, Real, Real>(alpha, in, out, nvec * w + x0, d.cols, step);
     } else {
-      GatherRun<kOp, Real, Real>(alpha, in, out, x0, d.cols, step);
+      GatherRun<kOp, kUnroll, Real, Real>(alpha, in, out, x0, d.cols, step);
     }
   }
 }
@@ -475,35 +479,45 @@ bool Empty(MatrixDim d) { return d.rows == 0 || d.cols == 0; }
 // gathers, each taking kGatherUnroll units per row (enough threads remain to fill an H100).
 constexpr int64_t kGatherUnrollMinUnits = int64_t{1} << 21;
 
-// Launch shape of GatherRowsKernel: the element-wise shape over a row's 16-byte units, with
-// kGatherUnroll units per thread on large matrices.
+// Whether GatherRowsKernel takes kGatherUnroll units per thread and row (large matrices).
 template <typename Real>
-internal::ElementwiseShape GatherShape(MatrixDim d) {
+bool GatherUnrolled(MatrixDim d) {
+  return static_cast<int64_t>(d.rows) * internal::VecUnits<Real>(d.cols) >= kGatherUnrollMinUnits;
+}
+
+// Launch shape of GatherRowsKernel: the element-wise shape over a row's 16-byte units, with
+// `per_thread` units per thread.
+template <typename Real>
+internal::ElementwiseShape GatherShape(MatrixDim d, int64_t per_thread) {
   const int64_t units = internal::VecUnits<Real>(d.cols);
-  const int64_t per_thread =
-      static_cast<int64_t>(d.rows) * units >= kGatherUnrollMinUnits ? kGatherUnroll : 1;
   const int64_t cols = (units + per_thread - 1) / per_thread;
   return internal::MakeElementwiseShape(MatrixDim{d.rows, static_cast<int32_t>(cols), 0});
+}
+
+template <RowGatherOp kOp, typename Real, typename Rows>
+void LaunchGatherRowsOp(MatrixDim d, Real alpha, Rows rows, Real* dst, CuStream stream) {
+  if (GatherUnrolled<Real>(d)) {
+    const internal::ElementwiseShape s = GatherShape<Real>(d, kGatherUnroll);
+    internal::Launch<GatherRowsKernel<kOp, kGatherUnroll, Real, Rows>>(
+        CUCTX_LAUNCH_SITE("GatherRowsKernel"), s.grid, s.block, 0, stream, d, alpha, rows, dst);
+  } else {
+    const internal::ElementwiseShape s = GatherShape<Real>(d, 1);
+    internal::Launch<GatherRowsKernel<kOp, 1, Real, Rows>>(
+        CUCTX_LAUNCH_SITE("GatherRowsKernel"), s.grid, s.block, 0, stream, d, alpha, rows, dst);
+  }
 }
 
 // Launches GatherRowsKernel with the op as a template argument (no per-element switch).
 template <typename Real, typename Rows>
 void LaunchGatherRowsKernel(MatrixDim d, RowGatherOp op, Real alpha, Rows rows, Real* dst,
                             CuStream stream) {
-  const internal::ElementwiseShape s = GatherShape<Real>(d);
   switch (op) {
     case RowGatherOp::kCopy:
-      internal::Launch<GatherRowsKernel<RowGatherOp::kCopy, Real, Rows>>(
-          CUCTX_LAUNCH_SITE("GatherRowsKernel"), s.grid, s.block, 0, stream, d, alpha, rows, dst);
-      break;
+      return LaunchGatherRowsOp<RowGatherOp::kCopy>(d, alpha, rows, dst, stream);
     case RowGatherOp::kAdd:
-      internal::Launch<GatherRowsKernel<RowGatherOp::kAdd, Real, Rows>>(
-          CUCTX_LAUNCH_SITE("GatherRowsKernel"), s.grid, s.block, 0, stream, d, alpha, rows, dst);
-      break;
+      return LaunchGatherRowsOp<RowGatherOp::kAdd>(d, alpha, rows, dst, stream);
     case RowGatherOp::kMul:
-      internal::Launch<GatherRowsKernel<RowGatherOp::kMul, Real, Rows>>(
-          CUCTX_LAUNCH_SITE("GatherRowsKernel"), s.grid, s.block, 0, stream, d, alpha, rows, dst);
-      break;
+      return LaunchGatherRowsOp<RowGatherOp::kMul>(d, alpha, rows, dst, stream);
   }
 }
 
@@ -572,7 +586,8 @@ template <typename Real>
 void AddRowRanges(MatrixDim d, const Real* src, int32_t src_rows, int32_t src_stride,
                   const int32_t* d_pairs, Real* dst, CuStream stream) {
   if (Empty(d)) return;
-  const internal::ElementwiseShape s = GatherShape<Real>(d);
+  const internal::ElementwiseShape s =
+      GatherShape<Real>(d, GatherUnrolled<Real>(d) ? kGatherUnroll : 1);
   internal::Launch<AddRowRangesKernel<Real>>(CUCTX_LAUNCH_SITE("AddRowRangesKernel"), s.grid,
                                              s.block, 0, stream, d, src, src_rows, src_stride,
                                              d_pairs, dst);
