@@ -18,10 +18,13 @@ namespace {
 // Threads per block of the one-dimensional (diagonal) kernels.
 constexpr int kDiagThreads = 256;
 
-// Offset of (r, c), c <= r, in the packed lower triangle (row by row). size_t: for n = 65535 the
-// offset approaches 2^31.
-__device__ inline size_t PackedIndex(int32_t r, int32_t c) {
-  return static_cast<size_t>(r) * (static_cast<size_t>(r) + 1) / 2 + static_cast<size_t>(c);
+// Offset of (r, c), c <= r, in the packed lower triangle (row by row). A packed matrix has at
+// most 65535 rows (cu-packed-matrix.h), so r (r + 1) <= 65534 * 65535 < 2^32 and unsigned 32-bit
+// arithmetic is exact; it takes fewer instructions than 64-bit, which counts in the element-wise
+// unpacking (one element per thread).
+__device__ inline uint32_t PackedIndex(int32_t r, int32_t c) {
+  const uint32_t ur = static_cast<uint32_t>(r);
+  return ur * (ur + 1) / 2 + static_cast<uint32_t>(c);
 }
 
 template <typename Real>
@@ -43,13 +46,14 @@ __global__ void FillUpperKernel(MatrixDim d, bool mirror, Real* data) {
     }
 }
 
-template <typename Real>
-__global__ void UnpackKernel(MatrixDim d, const Real* packed, PackedLayout layout, Real* dst) {
+// The layout is a template argument, so that each kernel is straight-line code for one layout.
+template <typename Real, PackedLayout kLayout>
+__global__ void UnpackKernel(MatrixDim d, const Real* packed, Real* dst) {
   for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y)
     for (int32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < d.cols;
          c += gridDim.x * blockDim.x) {
       Real v;
-      switch (layout) {
+      switch (kLayout) {
         case PackedLayout::kSymmetric:
           v = c <= r ? packed[PackedIndex(r, c)] : packed[PackedIndex(c, r)];
           break;
@@ -148,8 +152,21 @@ void Unpack(MatrixDim d, const Real* packed, PackedLayout layout, Real* dst, CuS
   const internal::ElementwiseShape s = layout == PackedLayout::kLower
                                            ? internal::MakeElementwiseShape(d)
                                            : internal::MakeTransposedReadShape(d);
-  internal::Launch<UnpackKernel<Real>>(CUCTX_LAUNCH_SITE("UnpackKernel"), s.grid, s.block, 0,
-                                       stream, d, packed, layout, dst);
+  switch (layout) {
+    case PackedLayout::kSymmetric:
+      internal::Launch<UnpackKernel<Real, PackedLayout::kSymmetric>>(
+          CUCTX_LAUNCH_SITE("UnpackKernel<kSymmetric>"), s.grid, s.block, 0, stream, d, packed,
+          dst);
+      break;
+    case PackedLayout::kLower:
+      internal::Launch<UnpackKernel<Real, PackedLayout::kLower>>(
+          CUCTX_LAUNCH_SITE("UnpackKernel<kLower>"), s.grid, s.block, 0, stream, d, packed, dst);
+      break;
+    default:
+      internal::Launch<UnpackKernel<Real, PackedLayout::kUpper>>(
+          CUCTX_LAUNCH_SITE("UnpackKernel<kUpper>"), s.grid, s.block, 0, stream, d, packed, dst);
+      break;
+  }
 }
 
 template <typename Real>

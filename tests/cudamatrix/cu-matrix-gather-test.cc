@@ -424,7 +424,8 @@ TYPED_TEST(CuMatrixGatherTest, RangeSumsMatchCpu) {
 TYPED_TEST(CuMatrixGatherTest, TrianglesMatchCpu) {
   using Real = TypeParam;
   test::Rng rng = test::MakeRng();
-  for (int n : {0, 1, 2, 31, 33, 64, 97, 130, 257}) {
+  // 1000: floats take the wide (64-column) tiles from about 961 rows on, narrow ones below.
+  for (int n : {0, 1, 2, 31, 33, 64, 97, 130, 257, 1000}) {
     for (bool strided : {false, true}) {
       SCOPED_TRACE(::testing::Message() << n << "x" << n << (strided ? " strided" : ""));
       for (bool lower : {true, false}) {
@@ -442,7 +443,7 @@ TYPED_TEST(CuMatrixGatherTest, TrianglesMatchCpu) {
       }
     }
   }
-  // Every layout, with sizes around the GPU's tiles (64 floats or 32 doubles wide).
+  // Every layout, with sizes around the GPU's tiles (32 or 64 floats, 32 doubles wide).
   for (int n : {5, 63, 65, 128, 200}) {
     for (test::Layout l : test::kAllLayouts) {
       SCOPED_TRACE(::testing::Message() << n << "x" << n << " " << test::LayoutName(l));

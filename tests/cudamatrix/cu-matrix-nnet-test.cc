@@ -215,18 +215,23 @@ TYPED_TEST(CuMatrixNnetTest, FindRowMaxIdMatchesCpu) {
 }
 
 // Ties go to the lowest column, on the GPU as on the CPU: equal maxima held by different threads
-// (columns 5 and 261 are both thread 5, in consecutive strides; 40 and 330 are threads 40 and 74,
-// in different warps), whole rows of one value, and -inf rows.
+// (with one element per thread, columns 5 and 261 are both thread 5, in consecutive strides, and
+// 40 and 330 are threads 40 and 74, in different warps), within one 16-byte vector of a thread
+// (40 and 41), in the scalar tail of a row whose width is no multiple of 4 (602), whole rows of
+// one value, and -inf rows.
 TYPED_TEST(CuMatrixNnetTest, FindRowMaxIdBreaksTiesTowardLowestColumn) {
   using Real = TypeParam;
-  const int cols = 600;
+  const int cols = 603;
   Matrix<Real> m(4, cols);
   for (int c = 0; c < cols; ++c) m(0, c) = static_cast<Real>(c % 7) * Real(0.1);
   m(0, 261) = 9;
   m(0, 5) = 9;
   m(0, 599) = 9;
+  m(0, 602) = 9;
   m(1, 330) = 4;
+  m(1, 41) = 4;
   m(1, 40) = 4;
+  m(1, 601) = 4;
   m.Row(2).Set(Real(1.5));
   m.Row(3).Set(-std::numeric_limits<Real>::infinity());
   std::vector<int32> expected;
