@@ -188,15 +188,16 @@ __global__ void ColSumKernel(MatrixDim d, const Real* data, Real alpha, Real bet
 
 // id[r] = column of the largest element of row r; ties go to the lowest column, as on the CPU.
 // With kVec (rows 16-byte aligned) each thread reads whole 16-byte vectors (4 floats, 2 doubles)
-// and scans their lanes in order: one load instruction per vector instead of one per element (the
-// scalar scan, unrolled by 4, took 3.30 us at 1024 x 1024 floats against 2.66-2.69 us for Kaldi's
-// kernel; H200, runs ktrace-3, -4).
+// and scans their lanes in order: one load instruction per vector instead of one per element. At
+// 1024 x 1024 floats the scalar scan (unrolled by 4) took 3.30 us and the vector scan 3.14 us,
+// against 2.66-2.69 us for Kaldi's kernel; at 512, 2.34 and 1.98 us against 2.24 (H200, runs
+// ktrace-4, -5). Branch rowmax-25 holds an untried warp-per-row form for the rest of the gap.
 template <typename Real, bool kVec>
 __global__ void FindRowMaxIdKernel(MatrixDim d, const Real* data, int32_t* id) {
   __shared__ Real sv[kRowWarps];
   __shared__ int32_t si[kRowWarps];
   using V = typename internal::Vec16<Real>::Type;
-  constexpr int32_t w = internal::Vec16<Real>::kLanes;
+  constexpr int32_t kLanes = internal::Vec16<Real>::kLanes;
   for (int32_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
     const Real* row = data + static_cast<size_t>(r) * d.stride;
     Real v = -INFINITY;
@@ -209,18 +210,18 @@ __global__ void FindRowMaxIdKernel(MatrixDim d, const Real* data, int32_t* id) {
       }
     };
     if constexpr (kVec) {
-      const int32_t nvec = d.cols / w;
+      const int32_t nvec = d.cols / kLanes;
 #pragma unroll 2
       for (int32_t u = threadIdx.x; u < nvec; u += kRowThreads) {
         const V x = reinterpret_cast<const V*>(row)[u];
         const Real* lanes = reinterpret_cast<const Real*>(&x);
 #pragma unroll
-        for (int32_t k = 0; k < w; ++k) scan(lanes[k], u * w + k);
+        for (int32_t k = 0; k < kLanes; ++k) scan(lanes[k], u * kLanes + k);
       }
-      // The tail (fewer than w columns) goes to threads past the last vector's owner, so each
-      // thread's columns still rise.
-      const int32_t c = nvec * w + threadIdx.x;
-      if (threadIdx.x < d.cols - nvec * w) scan(row[c], c);
+      // The tail (fewer than kLanes columns) goes to threads past the last vector's owner, so
+      // each thread's columns still rise.
+      const int32_t c = nvec * kLanes + threadIdx.x;
+      if (threadIdx.x < d.cols - nvec * kLanes) scan(row[c], c);
     } else {
       // Unrolled so that a thread's loads go out together (they do not depend on the comparisons).
 #pragma unroll 4

@@ -47,6 +47,9 @@ __global__ void FillUpperKernel(MatrixDim d, bool mirror, Real* data) {
 }
 
 // The layout is a template argument, so that each kernel is straight-line code for one layout.
+// With that and 32-bit packed offsets, CopyFromSp<float> at 1024 took 3.81 us in place of 4.42
+// (Kaldi's kernel 3.78) and CopyFromTp<float> 3.58 in place of 4.06 (H200, runs ktrace-4, -5): at
+// one element per thread, the instructions per element weigh as much as the memory traffic.
 template <typename Real, PackedLayout kLayout>
 __global__ void UnpackKernel(MatrixDim d, const Real* packed, Real* dst) {
   for (int32_t r = blockIdx.y * blockDim.y + threadIdx.y; r < d.rows; r += gridDim.y * blockDim.y)
