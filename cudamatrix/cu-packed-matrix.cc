@@ -208,6 +208,7 @@ template <typename Real>
 void UnpackTriangle(const Real* packed, PackedLayout layout, CuMatrixBase<Real>* dst) {
   const MatrixIndexT n = dst->NumRows();
   CUCTX_ASSERT(dst->NumCols() == n);
+  CUCTX_ASSERT(n <= kMaxPackedRows);  // the kernels' packed offsets are 32-bit
   if (n == 0) return;
   if (internal::RunOnGpu([&](CuStream) {
         LaunchUnpackTriangle(dst->Dim(), packed, layout, dst->Data(), ThreadStream());
@@ -235,6 +236,7 @@ template <typename Real>
 void PackTriangle(const CuMatrixBase<Real>& src, PackSource source, Real* packed) {
   const MatrixIndexT n = src.NumRows();
   CUCTX_ASSERT(src.NumCols() == n);
+  CUCTX_ASSERT(n <= kMaxPackedRows);  // the kernels' packed offsets are 32-bit
   if (n == 0) return;
   if (internal::RunOnGpu([&](CuStream) {
         LaunchPackTriangle(src.Dim(), src.Data(), source, packed, ThreadStream());
