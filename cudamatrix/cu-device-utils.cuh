@@ -258,47 +258,87 @@ void LaunchBinaryMap(MatrixDim d, const SrcReal* src, int32_t src_stride, Op op,
   }
 }
 
-// Transposing map: calls op(&dst(r, c), src(c, r)). Each block walks tiles of kCuTileDim x
-// kCuTileDim; a tile is read along src rows into shared memory and written along dst rows, so
-// both global accesses are coalesced. The +1 column avoids shared-memory bank conflicts. Each
-// thread's kCuTileDim / kCuTileRows loads of a tile are issued before any is used (a loop with a
-// constant trip count, unrolled): with the trip count starting at threadIdx.y the loads went out
-// one after another, and a 1024 x 1024 float transpose took 3.78 us against 2.66 us for Kaldi's
-// kernel of the same tile shape (H200, kernel trace of Kaldi's cu-matrix-speed-test). At most 32
-// registers (8 blocks of 256 threads per SM): without the bound the kernel took 40, which limited
-// an SM to 6 blocks and 55-63% occupancy against 70-80% for Kaldi's 24-register kernel at 1024
-// (Nsight Compute on an H200, run ncu-gather); no spills at 32 (ptxas, sm_90).
+// Transposing map: calls op(&dst(r, c), src(c, r)). A block of kCuTileDim x kCuTileRows threads
+// moves kCuTileDim x kCuTileDim tiles: a tile is read along src rows into shared memory and written
+// along dst rows, so both global accesses are coalesced; the +1 column avoids shared-memory bank
+// conflicts. A thread's kCuTileDim / kCuTileRows loads of a tile are issued before any is used (a
+// loop with a constant trip count, unrolled), its addresses are stepped from one base pointer, and
+// a tile wholly inside the matrix skips the per-element bounds tests.
 template <typename SrcReal, typename DstReal, typename Op>
+__device__ __forceinline__ void TransposeTile(MatrixDim d, const SrcReal* src, int32_t src_stride,
+                                              Op op, DstReal* dst, int32_t r0, int32_t c0,
+                                              SrcReal (*tile)[kCuTileDim + 1]) {
+  constexpr int32_t kSteps = kCuTileDim / kCuTileRows;
+  const int32_t tx = threadIdx.x, ty = threadIdx.y;
+  const bool full = r0 + kCuTileDim <= d.rows && c0 + kCuTileDim <= d.cols;
+  // src row index = dst column, src column = dst row.
+  const SrcReal* s = src + static_cast<size_t>(c0 + ty) * src_stride + (r0 + tx);
+  const size_t s_step = static_cast<size_t>(kCuTileRows) * src_stride;
+  if (full) {
+#pragma unroll
+    for (int32_t k = 0; k < kSteps; ++k) tile[ty + k * kCuTileRows][tx] = s[k * s_step];
+  } else {
+#pragma unroll
+    for (int32_t k = 0; k < kSteps; ++k)
+      if (c0 + ty + k * kCuTileRows < d.cols && r0 + tx < d.rows)
+        tile[ty + k * kCuTileRows][tx] = s[k * s_step];
+  }
+  __syncthreads();
+  DstReal* o = dst + static_cast<size_t>(r0 + ty) * d.stride + (c0 + tx);
+  const size_t o_step = static_cast<size_t>(kCuTileRows) * d.stride;
+  if (full) {
+#pragma unroll
+    for (int32_t k = 0; k < kSteps; ++k) op(&o[k * o_step], tile[tx][ty + k * kCuTileRows]);
+  } else {
+#pragma unroll
+    for (int32_t k = 0; k < kSteps; ++k)
+      if (r0 + ty + k * kCuTileRows < d.rows && c0 + tx < d.cols)
+        op(&o[k * o_step], tile[tx][ty + k * kCuTileRows]);
+  }
+}
+
+// The transposing map's kernel. kOneTile: the grid covers the matrix, one tile per block, no loop.
+// Otherwise (a grid capped at 65535 blocks in a dimension) blocks stride over the tiles. The loop
+// cost more than the tile at Kaldi's sizes: a 512 x 1024 float transpose took 2048 ns with it and
+// 1664 ns with one tile per block, 1024 x 1024 floats 2720 and 2529 ns (H100, CUPTI kernel
+// durations, run probe-tr); in Kaldi's speed test, 1024 x 512 floats took 2240 ns against 1792 ns
+// for Kaldi's kernel before (kaldi-pin-h100-3) and 1696 ns against 1760 ns after (ktrace-7). At
+// most 32 registers (8 blocks of 256 threads per SM): without the bound the kernel took 40, which
+// limited an SM to 6 blocks and 55-63% occupancy against 70-80% for Kaldi's 24-register kernel at
+// 1024 (Nsight Compute on an H200, run ncu-gather).
+template <typename SrcReal, typename DstReal, typename Op, bool kOneTile>
 __global__ void __launch_bounds__(kCuTileDim* kCuTileRows, 8)
     TransposeMapKernel(MatrixDim d, const SrcReal* src, int32_t src_stride, Op op, DstReal* dst) {
-  constexpr int32_t kSteps = kCuTileDim / kCuTileRows;
   __shared__ SrcReal tile[kCuTileDim][kCuTileDim + 1];
-  const int32_t tx = threadIdx.x, ty = threadIdx.y;
-  for (int32_t r0 = blockIdx.y * kCuTileDim; r0 < d.rows; r0 += gridDim.y * kCuTileDim) {
-    for (int32_t c0 = blockIdx.x * kCuTileDim; c0 < d.cols; c0 += gridDim.x * kCuTileDim) {
-      // src row index = dst column, src column = dst row.
-      const int32_t sc = r0 + tx;
-#pragma unroll
-      for (int32_t k = 0; k < kSteps; ++k) {
-        const int32_t j = ty + k * kCuTileRows, sr = c0 + j;
-        if (sr < d.cols && sc < d.rows)
-          tile[j][tx] = src[static_cast<size_t>(sr) * src_stride + sc];
+  if constexpr (kOneTile) {
+    TransposeTile(d, src, src_stride, op, dst, blockIdx.y * kCuTileDim, blockIdx.x * kCuTileDim,
+                  tile);
+  } else {
+    for (int32_t r0 = blockIdx.y * kCuTileDim; r0 < d.rows; r0 += gridDim.y * kCuTileDim) {
+      for (int32_t c0 = blockIdx.x * kCuTileDim; c0 < d.cols; c0 += gridDim.x * kCuTileDim) {
+        TransposeTile(d, src, src_stride, op, dst, r0, c0, tile);
+        __syncthreads();  // the tile is read before the next one overwrites it
       }
-      __syncthreads();
-      const int32_t c = c0 + tx;
-#pragma unroll
-      for (int32_t k = 0; k < kSteps; ++k) {
-        const int32_t j = ty + k * kCuTileRows, r = r0 + j;
-        if (r < d.rows && c < d.cols) op(&dst[static_cast<size_t>(r) * d.stride + c], tile[tx][j]);
-      }
-      __syncthreads();
     }
   }
 }
 
-inline void TransposeShape(MatrixDim d, dim3* grid, dim3* block) {
-  *block = dim3(kCuTileDim, kCuTileRows, 1);
-  *grid = CappedGrid(d.cols, d.rows, kCuTileDim, kCuTileDim);
+// Launches op(&dst(r, c), src(c, r)) over a dst of shape d (src has d's transposed shape, row
+// stride src_stride), asynchronously on `stream`.
+template <typename SrcReal, typename DstReal, typename Op>
+void LaunchTransposeMap(MatrixDim d, const SrcReal* src, int32_t src_stride, Op op, DstReal* dst,
+                        CuStream stream, const char* name) {
+  if (d.rows == 0 || d.cols == 0) return;
+  const dim3 block(kCuTileDim, kCuTileRows, 1);
+  const dim3 grid = CappedGrid(d.cols, d.rows, kCuTileDim, kCuTileDim);
+  const bool covers = static_cast<int64_t>(grid.x) * kCuTileDim >= d.cols &&
+                      static_cast<int64_t>(grid.y) * kCuTileDim >= d.rows;
+  if (covers)
+    Launch<TransposeMapKernel<SrcReal, DstReal, Op, true>>(CUCTX_LAUNCH_SITE(name), grid, block, 0,
+                                                           stream, d, src, src_stride, op, dst);
+  else
+    Launch<TransposeMapKernel<SrcReal, DstReal, Op, false>>(CUCTX_LAUNCH_SITE(name), grid, block, 0,
+                                                            stream, d, src, src_stride, op, dst);
 }
 
 // Calls op(&dst(r, c), r, c) for every element (ops that broadcast vectors or index other

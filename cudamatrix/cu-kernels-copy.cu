@@ -67,11 +67,8 @@ void CopyMat(MatrixDim d, const SrcReal* src, int32_t src_stride, bool trans, Ds
              CuStream stream) {
   if (d.rows == 0 || d.cols == 0) return;
   if (trans) {
-    dim3 grid, block;
-    internal::TransposeShape(d, &grid, &block);
-    internal::Launch<internal::TransposeMapKernel<SrcReal, DstReal, AssignOp<DstReal>>>(
-        CUCTX_LAUNCH_SITE("TransposeMapKernel(copy)"), grid, block, 0, stream, d, src, src_stride,
-        AssignOp<DstReal>(), dst);
+    internal::LaunchTransposeMap(d, src, src_stride, AssignOp<DstReal>(), dst, stream,
+                                 "TransposeMapKernel(copy)");
     return;
   }
   internal::LaunchBinaryMap(d, src, src_stride, AssignOp<DstReal>(), dst, stream,

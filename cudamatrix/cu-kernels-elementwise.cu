@@ -54,11 +54,8 @@ void AddMat(MatrixDim d, Real alpha, const Real* src, int32_t src_stride, bool t
     Binary(d, src, src_stride, AxpbyOp<Real>{alpha, beta}, dst, stream, "BinaryMapKernel(addmat)");
     return;
   }
-  dim3 grid, block;
-  internal::TransposeShape(d, &grid, &block);
-  internal::Launch<internal::TransposeMapKernel<Real, Real, AxpbyOp<Real>>>(
-      CUCTX_LAUNCH_SITE("TransposeMapKernel(addmat)"), grid, block, 0, stream, d, src, src_stride,
-      AxpbyOp<Real>{alpha, beta}, dst);
+  internal::LaunchTransposeMap(d, src, src_stride, AxpbyOp<Real>{alpha, beta}, dst, stream,
+                               "TransposeMapKernel(addmat)");
 }
 
 }  // namespace

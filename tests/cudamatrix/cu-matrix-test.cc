@@ -109,6 +109,26 @@ TYPED_TEST(CuMatrixTest, TransposedCopiesMatchCpu) {
   });
 }
 
+// Past 65535 tiles of 32 in one dimension the transposing kernel's grid is capped and its blocks
+// loop over the tiles (the kernel with one tile per block serves every smaller matrix).
+TYPED_TEST(CuMatrixTest, TransposeBeyondOneGridMatchesCpu) {
+  using Real = TypeParam;
+  test::Rng rng = test::MakeRng();
+  const MatrixIndexT kLong = 65535 * 32 + 45;
+  for (const auto& shape : {std::make_pair(3, kLong), std::make_pair(kLong, 2)}) {
+    test::TestMatrix<Real> src(shape.first, shape.second, false, &rng);
+    const Matrix<Real> expected(src.View(), kTrans);
+    CuMatrix<Real> cu_src(src.View());
+    CuMatrix<Real> t(cu_src, kTrans);
+    EXPECT_TRUE(test::SameElements(ToHost(t), expected)) << shape.first << " x " << shape.second;
+    CuMatrix<Real> acc(shape.second, shape.first);
+    acc.AddMat(2.0, cu_src, kTrans);
+    Matrix<Real> twice(expected);
+    twice.Scale(2.0);
+    EXPECT_TRUE(test::ExpectNear(ToHost(acc), twice, test::Tol<Real>()));
+  }
+}
+
 TYPED_TEST(CuMatrixTest, OtherPrecisionCopiesMatchCpu) {
   using Real = TypeParam;
   using Other = OtherReal<Real>;
