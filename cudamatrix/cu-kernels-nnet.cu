@@ -7,6 +7,7 @@
 #include "cudamatrix/cu-row-reduce.cuh"
 #include "cudamatrix/internal/cu-kernels.h"
 
+#include <algorithm>
 #include <climits>
 #include <type_traits>
 
@@ -186,20 +187,35 @@ __global__ void ColSumKernel(MatrixDim d, const Real* data, Real alpha, Real bet
   }
 }
 
+// The better of two (value, column) candidates: the larger value, the lower column on a tie; a
+// column of INT_MAX marks "no candidate yet" (a thread with no columns).
+template <typename Real>
+__device__ inline void TakeBetter(Real ov, int32_t oi, Real* v, int32_t* i) {
+  if (oi != INT_MAX && (*i == INT_MAX || ov > *v || (ov == *v && oi < *i))) {
+    *v = ov;
+    *i = oi;
+  }
+}
+
 // id[r] = column of the largest element of row r; ties go to the lowest column, as on the CPU.
-// With kVec (rows 16-byte aligned) each thread reads whole 16-byte vectors (4 floats, 2 doubles)
-// and scans their lanes in order: one load instruction per vector instead of one per element. At
-// 1024 x 1024 floats the scalar scan (unrolled by 4) took 3.30 us and the vector scan 3.14 us,
-// against 2.66-2.69 us for Kaldi's kernel; at 512, 2.34 and 1.98 us against 2.24 (H200, runs
-// ktrace-4, -5). Branch rowmax-25 holds an untried warp-per-row form for the rest of the gap.
-template <typename Real, bool kVec>
+// kThreadsPerRow threads scan a row (a warp, two, or the whole block of kRowThreads), so a block
+// does kRowThreads / kThreadsPerRow rows at a time. With kVec (rows 16-byte aligned) each thread
+// reads whole 16-byte vectors (4 floats, 2 doubles) and scans their lanes in order.
+template <typename Real, bool kVec, int kThreadsPerRow>
 __global__ void FindRowMaxIdKernel(MatrixDim d, const Real* data, int32_t* id) {
+  constexpr int kRowsPerBlock = kRowThreads / kThreadsPerRow;
+  constexpr int kWarpsPerRow = kThreadsPerRow / 32;
+  // A narrow group's threads read several vectors of a row each; a block's, one or two.
+  constexpr int kUnroll = kThreadsPerRow < kRowThreads ? 4 : 2;
   __shared__ Real sv[kRowWarps];
   __shared__ int32_t si[kRowWarps];
   using V = typename internal::Vec16<Real>::Type;
   constexpr int32_t kLanes = internal::Vec16<Real>::kLanes;
-  for (int32_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
-    const Real* row = data + static_cast<size_t>(r) * d.stride;
+  const int lane = threadIdx.x % kThreadsPerRow;
+  // Every thread runs every iteration (the block's barriers); a row past the end scans nothing.
+  for (int64_t r0 = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock; r0 < d.rows;
+       r0 += static_cast<int64_t>(gridDim.x) * kRowsPerBlock) {
+    const int64_t r = r0 + threadIdx.x / kThreadsPerRow;
     Real v = -INFINITY;
     int32_t i = INT_MAX;
     // Each thread scans its columns in increasing order, so a strict '>' keeps its first maximum.
@@ -209,51 +225,55 @@ __global__ void FindRowMaxIdKernel(MatrixDim d, const Real* data, int32_t* id) {
         i = c;
       }
     };
-    if constexpr (kVec) {
-      const int32_t nvec = d.cols / kLanes;
-#pragma unroll 2
-      for (int32_t u = threadIdx.x; u < nvec; u += kRowThreads) {
-        const V x = reinterpret_cast<const V*>(row)[u];
-        const Real* lanes = reinterpret_cast<const Real*>(&x);
+    if (r < d.rows) {
+      const Real* row = data + static_cast<size_t>(r) * d.stride;
+      if constexpr (kVec) {
+        const int32_t nvec = d.cols / kLanes;
+#pragma unroll kUnroll
+        for (int32_t u = lane; u < nvec; u += kThreadsPerRow) {
+          const V x = reinterpret_cast<const V*>(row)[u];
+          const Real* lanes = reinterpret_cast<const Real*>(&x);
 #pragma unroll
-        for (int32_t k = 0; k < kLanes; ++k) scan(lanes[k], u * kLanes + k);
-      }
-      // The tail (fewer than kLanes columns) goes to threads past the last vector's owner, so
-      // each thread's columns still rise.
-      const int32_t c = nvec * kLanes + threadIdx.x;
-      if (threadIdx.x < d.cols - nvec * kLanes) scan(row[c], c);
-    } else {
-      // Unrolled so that a thread's loads go out together (they do not depend on the comparisons).
-#pragma unroll 4
-      for (int32_t c = threadIdx.x; c < d.cols; c += kRowThreads) scan(row[c], c);
-    }
-    for (int offset = 16; offset > 0; offset /= 2) {
-      const Real ov = __shfl_xor_sync(0xffffffffu, v, offset);
-      const int32_t oi = __shfl_xor_sync(0xffffffffu, i, offset);
-      if (oi != INT_MAX && (i == INT_MAX || ov > v || (ov == v && oi < i))) {
-        v = ov;
-        i = oi;
-      }
-    }
-    __syncthreads();
-    if (threadIdx.x % 32 == 0) {
-      sv[threadIdx.x / 32] = v;
-      si[threadIdx.x / 32] = i;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      Real bv = sv[0];
-      int32_t bi = si[0];
-      for (int w = 1; w < kRowWarps; ++w) {
-        if (si[w] != INT_MAX && (bi == INT_MAX || sv[w] > bv || (sv[w] == bv && si[w] < bi))) {
-          bv = sv[w];
-          bi = si[w];
+          for (int32_t k = 0; k < kLanes; ++k) scan(lanes[k], u * kLanes + k);
         }
+        // The tail (fewer than kLanes columns) goes to threads past the last vector's owner, so
+        // each thread's columns still rise.
+        const int32_t c = nvec * kLanes + lane;
+        if (lane < d.cols - nvec * kLanes) scan(row[c], c);
+      } else {
+        // Unrolled so that a thread's loads go out together (they do not depend on the comparisons).
+#pragma unroll 4
+        for (int32_t c = lane; c < d.cols; c += kThreadsPerRow) scan(row[c], c);
       }
-      id[r] = bi == INT_MAX ? 0 : bi;
     }
+    for (int offset = 16; offset > 0; offset /= 2)
+      TakeBetter(__shfl_xor_sync(0xffffffffu, v, offset), __shfl_xor_sync(0xffffffffu, i, offset),
+                 &v, &i);
+    if constexpr (kWarpsPerRow > 1) {
+      const int warp = threadIdx.x / 32;
+      if (threadIdx.x % 32 == 0) {
+        sv[warp] = v;
+        si[warp] = i;
+      }
+      __syncthreads();
+      if (lane == 0)
+        for (int w = 1; w < kWarpsPerRow; ++w) TakeBetter(sv[warp + w], si[warp + w], &v, &i);
+      __syncthreads();  // read before the next rows' warps overwrite sv/si
+    }
+    if (lane == 0 && r < d.rows) id[r] = i == INT_MAX ? 0 : i;
   }
 }
+
+// Rows of up to this many columns get a warp each (float) or two warps (double) in FindRowMaxId;
+// longer rows a block each. Kernel time per threads per row (256, 128, 64, 32) at 1024 x 1024:
+// floats 3360, 2656, 2464, 2272 ns; doubles 3616, 3104, 2944, 3200 ns; at 512 x 512 floats 2176,
+// 1984, 2048, 1760 and doubles 2496, 2112, 2080, 2176 ns (H100, CUPTI kernel durations, run
+// probe-rm). Kaldi's speed test has 1024 + (0 to 4) columns: with a limit of 1024 its rows took
+// the block per row, 4031 ns against 2720 ns for Kaldi's kernel (H100, run ktrace-6); with this
+// limit 2560 ns against 2688 ns, and at 512 columns 1984 ns against 2368 ns (ktrace-7). The limit
+// is above the measured widths, so that all of them take the narrow form; with 4096 floats a lane
+// reads 32 vectors.
+constexpr int32_t kFindMaxNarrowCols = 4096;
 
 unsigned RowBlocks(int32_t rows) {
   return static_cast<unsigned>(rows < kMaxRowBlocks ? rows : kMaxRowBlocks);
@@ -380,14 +400,30 @@ void ColSum(MatrixDim d, const Real* data, Real alpha, Real beta, Real* d_out, C
 template <typename Real>
 void FindRowMaxId(MatrixDim d, const Real* data, int32_t* d_id, CuStream stream) {
   if (d.rows == 0) return;
-  if (internal::RowsAligned16(data, d.stride))
-    internal::Launch<FindRowMaxIdKernel<Real, true>>(CUCTX_LAUNCH_SITE("FindRowMaxIdKernel<vec>"),
-                                                     RowBlocks(d.rows), kRowThreads, 0, stream, d,
-                                                     data, d_id);
+  const bool vec = internal::RowsAligned16(data, d.stride);
+  if (d.cols <= kFindMaxNarrowCols) {
+    constexpr int kNarrow = sizeof(Real) == 4 ? 32 : 64;
+    const int64_t blocks =
+        (static_cast<int64_t>(d.rows) + kRowThreads / kNarrow - 1) / (kRowThreads / kNarrow);
+    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(blocks, kMaxRowBlocks));
+    if (vec)
+      internal::Launch<FindRowMaxIdKernel<Real, true, kNarrow>>(
+          CUCTX_LAUNCH_SITE("FindRowMaxIdKernel<vec, narrow>"), grid, kRowThreads, 0, stream, d,
+          data, d_id);
+    else
+      internal::Launch<FindRowMaxIdKernel<Real, false, kNarrow>>(
+          CUCTX_LAUNCH_SITE("FindRowMaxIdKernel<narrow>"), grid, kRowThreads, 0, stream, d, data,
+          d_id);
+    return;
+  }
+  if (vec)
+    internal::Launch<FindRowMaxIdKernel<Real, true, kRowThreads>>(
+        CUCTX_LAUNCH_SITE("FindRowMaxIdKernel<vec>"), RowBlocks(d.rows), kRowThreads, 0, stream, d,
+        data, d_id);
   else
-    internal::Launch<FindRowMaxIdKernel<Real, false>>(CUCTX_LAUNCH_SITE("FindRowMaxIdKernel"),
-                                                      RowBlocks(d.rows), kRowThreads, 0, stream, d,
-                                                      data, d_id);
+    internal::Launch<FindRowMaxIdKernel<Real, false, kRowThreads>>(
+        CUCTX_LAUNCH_SITE("FindRowMaxIdKernel"), RowBlocks(d.rows), kRowThreads, 0, stream, d, data,
+        d_id);
 }
 
 }  // namespace

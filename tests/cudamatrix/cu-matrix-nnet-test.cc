@@ -215,33 +215,34 @@ TYPED_TEST(CuMatrixNnetTest, FindRowMaxIdMatchesCpu) {
 }
 
 // Ties go to the lowest column, on the GPU as on the CPU: equal maxima held by different threads
-// (with one element per thread, columns 5 and 261 are both thread 5, in consecutive strides, and
-// 40 and 330 are threads 40 and 74, in different warps), within one 16-byte vector of a thread
-// (40 and 41), in the scalar tail of a row whose width is no multiple of 4 (602), whole rows of
-// one value, and -inf rows.
+// (5 and 261; 40 and 330), within one 16-byte vector of a thread (40 and 41), in the scalar tail of
+// a row whose width is no multiple of 4 (the last column), whole rows of one value, and -inf rows.
+// 603 columns take the kernel with a warp or two per row, 4099 the one with a block per row.
 TYPED_TEST(CuMatrixNnetTest, FindRowMaxIdBreaksTiesTowardLowestColumn) {
   using Real = TypeParam;
-  const int cols = 603;
-  Matrix<Real> m(4, cols);
-  for (int c = 0; c < cols; ++c) m(0, c) = static_cast<Real>(c % 7) * Real(0.1);
-  m(0, 261) = 9;
-  m(0, 5) = 9;
-  m(0, 599) = 9;
-  m(0, 602) = 9;
-  m(1, 330) = 4;
-  m(1, 41) = 4;
-  m(1, 40) = 4;
-  m(1, 601) = 4;
-  m.Row(2).Set(Real(1.5));
-  m.Row(3).Set(-std::numeric_limits<Real>::infinity());
-  std::vector<int32> expected;
-  m.FindRowMaxId(&expected);
-  EXPECT_EQ(expected, (std::vector<int32>{5, 40, 0, 0}));
-  CuArray<int32> id;
-  CuMatrix<Real>(m).FindRowMaxId(&id);
-  std::vector<int32> actual;
-  id.CopyToVec(&actual);
-  EXPECT_EQ(actual, expected);
+  for (const int cols : {603, 4099}) {
+    SCOPED_TRACE(cols);
+    Matrix<Real> m(4, cols);
+    for (int c = 0; c < cols; ++c) m(0, c) = static_cast<Real>(c % 7) * Real(0.1);
+    m(0, 261) = 9;
+    m(0, 5) = 9;
+    m(0, cols - 4) = 9;
+    m(0, cols - 1) = 9;
+    m(1, 330) = 4;
+    m(1, 41) = 4;
+    m(1, 40) = 4;
+    m(1, cols - 2) = 4;
+    m.Row(2).Set(Real(1.5));
+    m.Row(3).Set(-std::numeric_limits<Real>::infinity());
+    std::vector<int32> expected;
+    m.FindRowMaxId(&expected);
+    EXPECT_EQ(expected, (std::vector<int32>{5, 40, 0, 0}));
+    CuArray<int32> id;
+    CuMatrix<Real>(m).FindRowMaxId(&id);
+    std::vector<int32> actual;
+    id.CopyToVec(&actual);
+    EXPECT_EQ(actual, expected);
+  }
 }
 
 TYPED_TEST(CuMatrixNnetTest, FindRowMaxIdThrowsWithoutColumns) {
