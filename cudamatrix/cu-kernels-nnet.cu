@@ -205,7 +205,10 @@ template <typename Real, bool kVec, int kThreadsPerRow>
 __global__ void FindRowMaxIdKernel(MatrixDim d, const Real* data, int32_t* id) {
   constexpr int kRowsPerBlock = kRowThreads / kThreadsPerRow;
   constexpr int kWarpsPerRow = kThreadsPerRow / 32;
-  // A narrow group's threads read several vectors of a row each; a block's, one or two.
+  // A narrow group's threads read several vectors of a row each; a block's, one or two. Unrolled
+  // by 4, the float block form took 34 registers (30 by 2): 6 blocks per SM instead of 8, so 1028
+  // rows of Kaldi's test needed two waves, 4031 ns against 2720 for Kaldi (ptxas, sm_90; run
+  // ktrace-6, H100).
   constexpr int kUnroll = kThreadsPerRow < kRowThreads ? 4 : 2;
   __shared__ Real sv[kRowWarps];
   __shared__ int32_t si[kRowWarps];
@@ -241,7 +244,8 @@ __global__ void FindRowMaxIdKernel(MatrixDim d, const Real* data, int32_t* id) {
         const int32_t c = nvec * kLanes + lane;
         if (lane < d.cols - nvec * kLanes) scan(row[c], c);
       } else {
-        // Unrolled so that a thread's loads go out together (they do not depend on the comparisons).
+        // Unrolled so that a thread's loads go out together (they do not depend on the
+        // comparisons).
 #pragma unroll 4
         for (int32_t c = lane; c < d.cols; c += kThreadsPerRow) scan(row[c], c);
       }
@@ -269,10 +273,10 @@ __global__ void FindRowMaxIdKernel(MatrixDim d, const Real* data, int32_t* id) {
 // floats 3360, 2656, 2464, 2272 ns; doubles 3616, 3104, 2944, 3200 ns; at 512 x 512 floats 2176,
 // 1984, 2048, 1760 and doubles 2496, 2112, 2080, 2176 ns (H100, CUPTI kernel durations, run
 // probe-rm). Kaldi's speed test has 1024 + (0 to 4) columns: with a limit of 1024 its rows took
-// the block per row, 4031 ns against 2720 ns for Kaldi's kernel (H100, run ktrace-6); with this
-// limit 2560 ns against 2688 ns, and at 512 columns 1984 ns against 2368 ns (ktrace-7). The limit
-// is above the measured widths, so that all of them take the narrow form; with 4096 floats a lane
-// reads 32 vectors.
+// the block per row (unrolled by 4 then, see above; H100, run ktrace-6); with this limit 2560 ns
+// against 2688 ns for Kaldi's kernel, and at 512 columns 1984 ns against 2368 ns (ktrace-7). The
+// limit is above the measured widths, so that all of them take the narrow form; with 4096 floats a
+// lane reads 32 vectors.
 constexpr int32_t kFindMaxNarrowCols = 4096;
 
 unsigned RowBlocks(int32_t rows) {
