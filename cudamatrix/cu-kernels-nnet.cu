@@ -7,7 +7,6 @@
 #include "cudamatrix/cu-row-reduce.cuh"
 #include "cudamatrix/internal/cu-kernels.h"
 
-#include <algorithm>
 #include <climits>
 #include <type_traits>
 
@@ -407,9 +406,7 @@ void FindRowMaxId(MatrixDim d, const Real* data, int32_t* d_id, CuStream stream)
   const bool vec = internal::RowsAligned16(data, d.stride);
   if (d.cols <= kFindMaxNarrowCols) {
     constexpr int kNarrow = sizeof(Real) == 4 ? 32 : 64;
-    const int64_t blocks =
-        (static_cast<int64_t>(d.rows) + kRowThreads / kNarrow - 1) / (kRowThreads / kNarrow);
-    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(blocks, kMaxRowBlocks));
+    const unsigned grid = internal::RowGridFor(d.rows, kRowThreads / kNarrow);
     if (vec)
       internal::Launch<FindRowMaxIdKernel<Real, true, kNarrow>>(
           CUCTX_LAUNCH_SITE("FindRowMaxIdKernel<vec, narrow>"), grid, kRowThreads, 0, stream, d,

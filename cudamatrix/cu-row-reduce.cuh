@@ -80,12 +80,16 @@ __device__ void ForEachElement(MatrixDim d, Body body) {
       body(r, c);
 }
 
-// Grid of a row reduction: `rows` rows handled by blocks of kRowThreads threads, a warp per row
-// (warp_per_row) or a block per row.
-inline unsigned RowGrid(int32_t rows, bool warp_per_row) {
-  const int64_t per_block = warp_per_row ? kRowWarps : 1;
-  const int64_t blocks = (static_cast<int64_t>(rows) + per_block - 1) / per_block;
+// Grid of a row reduction whose blocks of kRowThreads threads take `rows_per_block` rows at a time
+// (capped at kMaxRowBlocks; the kernels grid-stride over the rest).
+inline unsigned RowGridFor(int32_t rows, int rows_per_block) {
+  const int64_t blocks = (static_cast<int64_t>(rows) + rows_per_block - 1) / rows_per_block;
   return static_cast<unsigned>(blocks < kMaxRowBlocks ? blocks : kMaxRowBlocks);
+}
+
+// The same with a warp per row (warp_per_row) or a block per row.
+inline unsigned RowGrid(int32_t rows, bool warp_per_row) {
+  return RowGridFor(rows, warp_per_row ? kRowWarps : 1);
 }
 
 }  // namespace internal
