@@ -3,6 +3,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/internal/cu-allocator.h"
 
+#include <tuple>
+
 namespace cuctx {
 namespace internal {
 
@@ -117,25 +119,57 @@ bool AllocatorImpl::MoveSafeToSharedLocked() {
 // blocks never join.
 Block* AllocatorImpl::CoalesceLocked(Block* b, Pool* pool) {
   AssertLocked();
-  auto joinable = [&](const Block* n) {
-    return n != nullptr && n->pool != nullptr && n->mapped == b->mapped &&
-           (n->pool == pool || (n->pool == &shared_ && (pool == &shared_ || n->size <= b->size)));
-  };
   for (;;) {
     Block* l = b->prev;
-    if (joinable(l)) {
+    if (JoinableLocked(b, l, pool)) {
       l->pool->Erase(l);
       b = JoinLocked(l, b);
       continue;
     }
     Block* r = b->next;
-    if (joinable(r)) {
+    if (JoinableLocked(b, r, pool)) {
       r->pool->Erase(r);
       b = JoinLocked(b, r);
       continue;
     }
     return b;
   }
+}
+
+// Whether CoalesceLocked joins `b`, on its way into `pool`, with its neighbour `n`.
+bool AllocatorImpl::JoinableLocked(const Block* b, const Block* n, const Pool* pool) const {
+  AssertLocked();
+  return n != nullptr && n->pool != nullptr && n->mapped == b->mapped &&
+         (n->pool == pool || (n->pool == &shared_ && (pool == &shared_ || n->size <= b->size)));
+}
+
+// Serves a Malloc of `size` (rounded) with the deferred block when the pools, had its Free been
+// applied, would hand out that very block, unsplit and unjoined: no neighbour it would join, no
+// block of this thread's pool or of the shared pool that best fit would take before it, and a
+// size the request takes whole. The counters then move as that Free and this Malloc would have
+// moved them. Returns nullptr, changing nothing, otherwise.
+void* AllocatorImpl::TakeDeferred(size_t size) {
+  Guard lock(this, /*apply_deferred=*/false);
+  Block* b = deferred_;
+  const uint64 thread = upstream_->CurrentThreadId();
+  if (thread != deferred_thread_ || b->size < size || b->size - size >= SplitThreshold(size))
+    return nullptr;
+  Pool* own = FindThreadPoolLocked(thread);
+  if (own == nullptr || JoinableLocked(b, b->prev, own) || JoinableLocked(b, b->next, own))
+    return nullptr;
+  // Best fit orders a pool's blocks by (sub-region, size, address); Better() prefers this thread's
+  // pool over the shared one on a tie.
+  const Block* o = own->BestFit(size);
+  if (o != nullptr &&
+      std::make_tuple(o->sub, o->size, o->begin) < std::make_tuple(b->sub, b->size, b->begin))
+    return nullptr;
+  if (Better(b, shared_.BestFit(size)) != b) return nullptr;
+  deferred_ = nullptr;
+  b->thread = thread;
+  b->stamp = ++free_counter_;
+  InsertUsed(b);
+  ++stats_.num_mallocs;
+  return b->begin;
 }
 
 Block* AllocatorImpl::JoinLocked(Block* left, Block* right) {

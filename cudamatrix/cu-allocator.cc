@@ -51,8 +51,9 @@ AllocatorImpl::AllocatorImpl(const CuAllocatorOptions& options,
   small_limit_ = std::min(kMaxCachedBlock, cache_capacity_);
   large_slots_ = static_cast<size_t>(options_.thread_cache_large_blocks);
   cache_max_request_ = large_slots_ > 0 ? kMaxRequestBytes : small_limit_;
-  fast_path_ = options_.cache_memory && options_.thread_affinity && trace_ == nullptr &&
-               history_ == nullptr && cache_capacity_ > 0;
+  defer_frees_ =
+      options_.cache_memory && options_.thread_affinity && trace_ == nullptr && history_ == nullptr;
+  fast_path_ = defer_frees_ && cache_capacity_ > 0;
 #ifndef NDEBUG
   owned_alone_ = false;  // from now on the Locked methods need the mutex (AssertLocked())
 #endif
@@ -62,6 +63,7 @@ AllocatorImpl::~AllocatorImpl() {
 #ifndef NDEBUG
   owned_alone_ = true;
 #endif
+  if (deferred_ != nullptr) ApplyDeferredFreeLocked();
   const size_t live = NumUsed() + direct_.size();
   if (live > 0)
     CUCTX_WARN << "CuMemoryAllocator destroyed with " << live << " block(s) ("
@@ -79,6 +81,9 @@ AllocatorImpl::~AllocatorImpl() {
 void* AllocatorImpl::Malloc(size_t bytes) {
   if (FastPath() && bytes != 0 && bytes <= cache_max_request_) {
     if (void* ptr = CacheMalloc(RoundUp(bytes, kAlign), upstream_->CurrentThreadId())) return ptr;
+  }
+  if (DeferFrees() && deferred_ != nullptr && bytes != 0 && bytes <= kMaxRequestBytes) {
+    if (void* ptr = TakeDeferred(RoundUp(bytes, kAlign))) return ptr;
   }
   Guard lock(this);
   if (bytes > kMaxRequestBytes) ThrowOutOfMemoryLocked(bytes, "the request is impossibly large");
@@ -102,6 +107,9 @@ void* AllocatorImpl::MallocPitch(size_t row_bytes, size_t num_rows, size_t* pitc
     // Pitched blocks are no different once allocated; the thread cache serves them too.
     if (void* ptr = CacheMalloc(p * num_rows, upstream_->CurrentThreadId())) return ptr;
   }
+  if (DeferFrees() && deferred_ != nullptr && !empty && !too_large) {
+    if (void* ptr = TakeDeferred(p * num_rows)) return ptr;
+  }
   Guard lock(this);
   if (too_large)
     ThrowOutOfMemoryLocked(std::numeric_limits<size_t>::max(), "pitch * num_rows overflows");
@@ -120,6 +128,15 @@ bool AllocatorImpl::Free(void* ptr, bool must_own) {
     return FreeDirectLocked(ptr, thread, must_own);
   }
   Block* b = RemoveUsed(ptr);
+  if (b != nullptr && DeferFrees()) {
+    if (deferred_ != nullptr) {
+      Guard apply_previous(this);  // the Free before this one reaches the pools now
+    }
+    deferred_ = b;
+    deferred_thread_ = thread;
+    ++stats_.num_frees;
+    return true;
+  }
   if (b != nullptr && FastPath()) {
     std::vector<std::pair<Block*, bool>> evicted;
     if (CacheFree(b, thread, &evicted)) {
@@ -205,6 +222,20 @@ void AllocatorImpl::FreeBlockLocked(Block* b, uint64 thread, bool safe) {
   b->thread = thread;
   b->stamp = stamp;
   pool->Insert(b);
+}
+
+// Puts the block of the last Free into the pools, as that Free would have done at once (see NOTE
+// ON THE DEFERRED FREE in cu-allocator.h). Every Guard calls it first.
+void AllocatorImpl::ApplyDeferredFreeLocked() {
+  AssertLocked();
+  Block* b = deferred_;
+  deferred_ = nullptr;
+  FreeBlockLocked(b, deferred_thread_);
+}
+
+void AllocatorImpl::AllowMultithreading() {
+  multi_threaded_.store(true, std::memory_order_release);
+  Guard apply_deferred(this);  // takes the mutex now, so no other thread sees the pools before
 }
 
 void AllocatorImpl::SynchronizeGpu() {

@@ -185,6 +185,23 @@ struct CuAllocatorStats {
 // statistics of the pools. Tracing, --cuda-allocator-thread-affinity=false and
 // --cuda-allocator-thread-cache-mb=0 turn the whole cache off.
 //
+// NOTE ON THE DEFERRED FREE: a thread alone (before AllowMultithreading()) pays the pools'
+// bookkeeping on every Malloc/Free pair: the Free joins the block with its free neighbours and the
+// next Malloc of that shape finds it again by best fit and splits it off, four updates of ordered
+// sets in all, which made a CuMatrix's construction and destruction the slowest op of Kaldi's
+// speed test against Kaldi. So the allocator applies each Free one call late: the freed block
+// waits outside the pools, and when the next call is a Malloc that the pools, given that Free,
+// would serve with this very block (no free neighbour it would join, no block that best fit would
+// prefer, a size that takes it whole without a split), the block goes straight back, and the
+// counters (statistics, the free stamps of NOTE ON STREAMS) move as the two calls would have
+// moved them. Any other call, GetStats() and AllowMultithreading() included, applies the Free
+// first. Placement and statistics are therefore exactly those of the pools; a test drives one
+// allocator with the deferral and one without (the history turns it off, as do tracing and
+// --cuda-allocator-thread-affinity=false) through a random sequence and compares every pointer
+// and counter. A MallocPitch+Free pair of one shape took 102-179 ns before and 63-82 ns after
+// (tools/probes/allocator-pair.cc, old and new builds alternating; BENCHMARKS.md, run
+// alloc-pair, which also has Kaldi's TestCuMatrixResize on the GPU hosts).
+//
 // NOTE ON LOCKING: the mutex is held for 0.1-0.3 us per call, but a std::mutex waiter that finds it
 // taken soon sleeps in the kernel (futex), and the wake-up costs microseconds on both sides, far
 // more than the wait itself: in the measurement above a median 16 MiB pair took 14 us (p99 80 us).

@@ -328,7 +328,7 @@ class AllocatorImpl {
   size_t ReleaseCachedMemory();
   CuAllocatorStats GetStats();
 
-  void AllowMultithreading() { multi_threaded_.store(true, std::memory_order_release); }
+  void AllowMultithreading();
   bool MultithreadingAllowed() const { return multi_threaded_.load(std::memory_order_acquire); }
   bool SetDebugStrideMode(bool mode) { return debug_stride_.exchange(mode); }
   const CuAllocatorOptions& Options() const { return options_; }
@@ -348,9 +348,13 @@ class AllocatorImpl {
   // used-map lock may be taken under it, never the reverse. Every method whose name ends in
   // `Locked` runs with it held (or, in the constructor and destructor, with the allocator owned
   // by one thread), and debug builds check that at their entry (AssertLocked()).
+  //
+  // A Guard also applies the deferred Free of single-thread mode (see NOTE ON THE DEFERRED FREE in
+  // cu-allocator.h) before anything reads or changes the pools, unless told not to
+  // (TakeDeferred(), which decides whether the deferred block can serve a Malloc directly).
   class Guard {
    public:
-    explicit Guard(AllocatorImpl* a) : a_(a), locking_(a->Locking()) {
+    explicit Guard(AllocatorImpl* a, bool apply_deferred = true) : a_(a), locking_(a->Locking()) {
       if (locking_) {
         LockOrder::Acquire(kAllocatorLock);
         a_->mutex_.lock();
@@ -358,6 +362,7 @@ class AllocatorImpl {
 #ifndef NDEBUG
       a_->holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);
 #endif
+      if (apply_deferred && a_->deferred_ != nullptr) a_->ApplyDeferredFreeLocked();
     }
     ~Guard() {
 #ifndef NDEBUG
@@ -398,6 +403,11 @@ class AllocatorImpl {
   // The thread caches only pay off when threads would contend for the mutex; a single thread
   // gets the exact placement and statistics of the pools.
   bool FastPath() const { return fast_path_ && Locking(); }
+  // Frees are deferred by one call only while one thread owns the allocator.
+  bool DeferFrees() const { return defer_frees_ && !Locking(); }
+  void ApplyDeferredFreeLocked();
+  void* TakeDeferred(size_t size);
+  bool JoinableLocked(const Block* b, const Block* n, const Pool* pool) const;
   void* AllocateLocked(size_t size);
   void* AllocateDirectLocked(size_t size);
   bool FreeDirectLocked(void* ptr, uint64 thread, bool must_own);
@@ -469,6 +479,9 @@ class AllocatorImpl {
   UsedShard used_[kUsedShards];
   const uint64 id_;               // tells this allocator's entries in the thread_local slot apart
   bool fast_path_ = false;        // thread caches allowed (caching, thread affinity, no trace)
+  bool defer_frees_ = false;      // the deferred Free allowed (caching, thread affinity, no trace)
+  Block* deferred_ = nullptr;     // the block of the last Free, not yet in a pool (single thread)
+  uint64 deferred_thread_ = 0;    // ... and the thread that freed it
   size_t cache_capacity_ = 0;     // bytes of the small slots per thread cache
   size_t small_limit_ = 0;        // largest block for the small slots
   size_t large_slots_ = 0;        // large slots per thread cache

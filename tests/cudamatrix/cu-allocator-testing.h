@@ -19,15 +19,17 @@ namespace test {
 constexpr size_t kKiB = size_t{1} << 10;
 constexpr size_t kMiB = size_t{1} << 20;
 
-// An allocator over a host upstream of `capacity` bytes; `upstream` keeps a view of the upstream
-// for its call counters.
+// An allocator over a host upstream of `capacity` bytes (with expandable regions of that
+// granularity when `map_granularity` > 0); `upstream` keeps a view of the upstream for its call
+// counters.
 struct Harness {
   HostAllocatorUpstream* upstream = nullptr;
   std::unique_ptr<CuMemoryAllocator> allocator;
 };
 
-inline Harness MakeHarness(size_t capacity, CuAllocatorOptions options) {
-  auto upstream = std::make_unique<HostAllocatorUpstream>(capacity);
+inline Harness MakeHarness(size_t capacity, CuAllocatorOptions options,
+                           size_t map_granularity = 0) {
+  auto upstream = std::make_unique<HostAllocatorUpstream>(capacity, map_granularity);
   Harness s;
   s.upstream = upstream.get();
   s.allocator = std::make_unique<CuMemoryAllocator>(options, std::move(upstream));
