@@ -12,5 +12,6 @@ cuda=${CUDA_HOME:-/usr/local/cuda}; nvcc="$cuda/bin/nvcc -O3 -std=c++17 -arch=${
 mkdir -p "$out"
 $nvcc -o "$out/probe-transpose" "$here/probe-transpose.cu"
 $nvcc -o "$out/probe-rowmax" "$here/probe-rowmax.cu"
+$nvcc -o "$out/probe-sigmoid" "$here/probe-sigmoid.cu"
 cp "$here/durations.py" "$out/"
-echo "built probe-transpose, probe-rowmax into $out"
+echo "built probe-transpose, probe-rowmax, probe-sigmoid into $out"
