@@ -186,7 +186,7 @@ __global__ void BinaryMapVecKernel(MatrixDim d, const Real* src, int32_t src_str
 // an op without indices: one grid-strided loop over the 16-byte units, and the scalar tail (fewer
 // than w elements) on the first threads of block 0. Without the row loop and the per-unit tail
 // test a thread spends far fewer instructions on indexing, which shows when each thread maps one
-// unit: on an H200 (run probe-sigmoid in BENCHMARKS.md) the sigmoid of 1024 x 1024 doubles took
+// unit: on an H200 (run `probe-sigmap` in BENCHMARKS.md) the sigmoid of 1024 x 1024 doubles took
 // 4160 ns in this form against 4896 ns in BinaryMapVecKernel's and 4768 ns in Kaldi's (one
 // element per thread, 16 x 16 blocks); floats 2496 ns against 2944 and 3872.
 template <typename Real, typename Op>

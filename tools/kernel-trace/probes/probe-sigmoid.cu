@@ -1,13 +1,13 @@
-// tools/kernel-trace/probes/probe-sigmoid.cu: the sigmoid map of a contiguous matrix in four
+// tools/kernel-trace/probes/probe-sigmoid.cu: the sigmoid map of a contiguous matrix in six
 // forms, each launched 300 times at Kaldi's speed-test shapes (512 and 1024 square, float and
 // double), to be timed by the CUPTI trace of this folder (CUTRACE=kernels, then durations.py):
-//   V0  16-byte vectors per thread over the matrix as one row (cuctx's BinaryMapVecKernel form)
-//   V1  one element per thread over the matrix as one row
+//   V0  16-byte vectors per thread over the matrix as one flat array (cuctx's FlatMapVecKernel)
+//   V1  one element per thread over the matrix as one flat array
 //   V2  V0 with __launch_bounds__(256, 8): at most 32 registers, so 8 blocks fit an SM
 //   V3  one element per thread, 16 x 16 blocks over rows and columns (Kaldi's launch shape)
-//   V4  BinaryMapVecKernel's loops as they are: rows (y) and 16-byte units (x) grid-strided, a
-//       scalar tail per row, the matrix as one row of 256-thread blocks
-//   V5  V4 with its scalar tail loop kept rolled (#pragma unroll 1), as BinaryMapVecKernel now is
+//   V4  BinaryMapVecKernel's loops: rows (y) and 16-byte units (x) grid-strided with a scalar
+//       tail per row, the matrix as one row of 256-thread blocks (cuctx's form before d37abc0)
+//   V5  V4 with its scalar tail loop kept rolled (#pragma unroll 1): fewer registers, no faster
 // Every form's result is checked against the host ("bad" counts elements off by more than 1e-5
 // relative). Build and run: see build.sh.
 // SPDX-License-Identifier: Apache-2.0
