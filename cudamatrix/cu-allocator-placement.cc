@@ -121,13 +121,13 @@ Block* AllocatorImpl::CoalesceLocked(Block* b, Pool* pool) {
   AssertLocked();
   for (;;) {
     Block* l = b->prev;
-    if (JoinableLocked(b, l, pool)) {
+    if (JoinableLocked(b->mapped, b->size, l, pool)) {
       l->pool->Erase(l);
       b = JoinLocked(l, b);
       continue;
     }
     Block* r = b->next;
-    if (JoinableLocked(b, r, pool)) {
+    if (JoinableLocked(b->mapped, b->size, r, pool)) {
       r->pool->Erase(r);
       b = JoinLocked(b, r);
       continue;
@@ -136,37 +136,59 @@ Block* AllocatorImpl::CoalesceLocked(Block* b, Pool* pool) {
   }
 }
 
-// Whether CoalesceLocked joins `b`, on its way into `pool`, with its neighbour `n`.
-bool AllocatorImpl::JoinableLocked(const Block* b, const Block* n, const Pool* pool) const {
+// Whether CoalesceLocked joins a block of `size` bytes (mapped or not), on its way into `pool`,
+// with its neighbour `n`.
+bool AllocatorImpl::JoinableLocked(bool mapped, size_t size, const Block* n,
+                                   const Pool* pool) const {
   AssertLocked();
-  return n != nullptr && n->pool != nullptr && n->mapped == b->mapped &&
-         (n->pool == pool || (n->pool == &shared_ && (pool == &shared_ || n->size <= b->size)));
+  return n != nullptr && n->pool != nullptr && n->mapped == mapped &&
+         (n->pool == pool || (n->pool == &shared_ && (pool == &shared_ || n->size <= size)));
 }
 
-// Serves a Malloc of `size` (rounded) with the deferred block when the pools, had its Free been
-// applied, would hand out that very block, unsplit and unjoined: no neighbour it would join, no
-// block of this thread's pool or of the shared pool that best fit would take before it, and a
-// size the request takes whole. The counters then move as that Free and this Malloc would have
-// moved them. Returns nullptr, changing nothing, otherwise.
+// Serves a Malloc of `size` (rounded) with the deferred block b when the pools, had its Free been
+// applied, would hand out b itself. The Free joins b with the free neighbours it may join, best
+// fit picks the joined block, and TakeLocked cuts it at `size`. That leaves b exactly when:
+//   - b joins nothing and is a size the request takes whole; or
+//   - b is exactly `size` and joins only its right neighbour r of this thread's pool (the rest of a
+//     block this request's shape was cut from before), which the cut leaves where it was, worth
+//     keeping, with the Free's stamp;
+// and no block of this thread's pool or the shared pool comes before the joined block in best
+// fit's order. The counters then move as that Free and this Malloc would have moved them. Returns
+// nullptr, changing nothing, otherwise.
 void* AllocatorImpl::TakeDeferred(size_t size) {
   Guard lock(this, /*apply_deferred=*/false);
   Block* b = deferred_;
   const uint64 thread = upstream_->CurrentThreadId();
-  if (thread != deferred_thread_ || b->size < size || b->size - size >= SplitThreshold(size))
-    return nullptr;
+  if (thread != deferred_thread_ || b->size < size) return nullptr;
   Pool* own = FindThreadPoolLocked(thread);
-  if (own == nullptr || JoinableLocked(b, b->prev, own) || JoinableLocked(b, b->next, own))
+  if (own == nullptr) return nullptr;
+  Block* r = b->next;
+  const bool rejoin = r != nullptr && r->pool == own && r->mapped == b->mapped;
+  size_t joined = b->size;
+  if (rejoin) {
+    if (b->size != size || r->size < SplitThreshold(size)) return nullptr;
+    joined += r->size;
+  } else if (b->size - size >= SplitThreshold(size)) {
+    return nullptr;
+  }
+  if (JoinableLocked(b->mapped, joined, b->prev, own) ||
+      JoinableLocked(b->mapped, joined, rejoin ? r->next : r, own))
     return nullptr;
   // Best fit orders a pool's blocks by (sub-region, size, address); Better() prefers this thread's
-  // pool over the shared one on a tie.
+  // pool over the shared one on a tie. With the Free applied r is inside the joined block, so when
+  // r is this pool's best fit, the block after it in its sub-region is the one to beat: blocks of
+  // later sub-regions lose to the joined block, which starts no later than r.
+  using FitKey = std::tuple<size_t, size_t, const char*>;
+  const FitKey mine{b->sub, joined, b->begin};
   const Block* o = own->BestFit(size);
-  if (o != nullptr &&
-      std::make_tuple(o->sub, o->size, o->begin) < std::make_tuple(b->sub, b->size, b->begin))
-    return nullptr;
-  if (Better(b, shared_.BestFit(size)) != b) return nullptr;
+  if (rejoin && o == r) o = own->NextInSubregion(r);
+  if (o != nullptr && FitKey{o->sub, o->size, o->begin} < mine) return nullptr;
+  const Block* s = shared_.BestFit(size);
+  if (s != nullptr && (s->sub < b->sub || (s->sub == b->sub && s->size < joined))) return nullptr;
   deferred_ = nullptr;
   b->thread = thread;
   b->stamp = ++free_counter_;
+  if (rejoin) r->stamp = b->stamp;  // as the cut's remainder would carry it
   InsertUsed(b);
   ++stats_.num_mallocs;
   return b->begin;

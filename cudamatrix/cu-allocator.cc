@@ -235,7 +235,7 @@ void AllocatorImpl::ApplyDeferredFreeLocked() {
 
 void AllocatorImpl::AllowMultithreading() {
   multi_threaded_.store(true, std::memory_order_release);
-  Guard apply_deferred(this);  // takes the mutex now, so no other thread sees the pools before
+  Guard apply_deferred(this);  // with the mutex: no other thread reaches the pools before it
 }
 
 void AllocatorImpl::SynchronizeGpu() {

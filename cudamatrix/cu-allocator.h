@@ -188,19 +188,22 @@ struct CuAllocatorStats {
 // NOTE ON THE DEFERRED FREE: a thread alone (before AllowMultithreading()) pays the pools'
 // bookkeeping on every Malloc/Free pair: the Free joins the block with its free neighbours and the
 // next Malloc of that shape finds it again by best fit and splits it off, four updates of ordered
-// sets in all, which made a CuMatrix's construction and destruction the slowest op of Kaldi's
-// speed test against Kaldi. So the allocator applies each Free one call late: the freed block
-// waits outside the pools, and when the next call is a Malloc that the pools, given that Free,
-// would serve with this very block (no free neighbour it would join, no block that best fit would
-// prefer, a size that takes it whole without a split), the block goes straight back, and the
-// counters (statistics, the free stamps of NOTE ON STREAMS) move as the two calls would have
-// moved them. Any other call, GetStats() and AllowMultithreading() included, applies the Free
-// first. Placement and statistics are therefore exactly those of the pools; a test drives one
-// allocator with the deferral and one without (the history turns it off, as do tracing and
-// --cuda-allocator-thread-affinity=false) through a random sequence and compares every pointer
-// and counter. A MallocPitch+Free pair of one shape took 102-179 ns before and 63-82 ns after
-// (tools/probes/allocator-pair.cc, old and new builds alternating; BENCHMARKS.md, run
-// alloc-pair, which also has Kaldi's TestCuMatrixResize on the GPU hosts).
+// sets in all, most of what a CuMatrix made and destroyed cost (run probe-resize in
+// BENCHMARKS.md). So the allocator applies each Free one call late: the freed block waits outside
+// the pools, and when the next call is a Malloc that the pools, given that Free, would serve with
+// this very block, the block goes straight back. That is the case when no block that best fit
+// would prefer exists and either the block joins no neighbour and the request takes it whole, or
+// the block is exactly the request and joins only the free rest of the block it was cut from
+// (its right neighbour in this thread's pool), which the cut would leave as it is. The second
+// case is the common one once a loop over one shape follows other shapes, as in Kaldi's speed
+// tests. The counters (statistics, the free stamps of NOTE ON STREAMS, also that rest's) move
+// as the two calls would have moved them. Any other call, GetStats() and AllowMultithreading()
+// included, applies the Free first. Placement and statistics are therefore exactly those of the
+// pools; a test drives one allocator with the deferral and one without (the history turns it
+// off, as do tracing and --cuda-allocator-thread-affinity=false) through a random sequence with
+// syncs and compares every pointer and counter. A MallocPitch+Free pair in the order of Kaldi's
+// TestCuMatrixResize took 113-247 ns before and 43-98 ns after (tools/probes/allocator-pair.cc,
+// the builds alternating; BENCHMARKS.md, run alloc-pair-2).
 //
 // NOTE ON LOCKING: the mutex is held for 0.1-0.3 us per call, but a std::mutex waiter that finds it
 // taken soon sleeps in the kernel (futex), and the wake-up costs microseconds on both sides, far

@@ -218,6 +218,13 @@ struct Pool {
     bytes -= b->size;
     if (tree.Leaf(b->sub) == b->size) tree.Set(b->sub, LargestIn(b->sub));
   }
+  // The block after `b` (one of this pool's) in best fit's order, if in b's sub-region.
+  Block* NextInSubregion(const Block* b) const {
+    auto it = blocks.find(FreeEntry(b));
+    if (it == blocks.end() || ++it == blocks.end() || FreeEntry::SubOf(it->key) != b->sub)
+      return nullptr;
+    return it->block;
+  }
   // Best fit in the lowest sub-region that can hold `size`, or nullptr.
   Block* BestFit(size_t size) const {
     const size_t sub = tree.FindFirst(size);
@@ -407,7 +414,7 @@ class AllocatorImpl {
   bool DeferFrees() const { return defer_frees_ && !Locking(); }
   void ApplyDeferredFreeLocked();
   void* TakeDeferred(size_t size);
-  bool JoinableLocked(const Block* b, const Block* n, const Pool* pool) const;
+  bool JoinableLocked(bool mapped, size_t size, const Block* n, const Pool* pool) const;
   void* AllocateLocked(size_t size);
   void* AllocateDirectLocked(size_t size);
   bool FreeDirectLocked(void* ptr, uint64 thread, bool must_own);

@@ -118,7 +118,8 @@ TEST(CuMemoryAllocatorTest, DeferredFreePlacesAndCountsAsThePools) {
       ASSERT_EQ(sa.*f, sb.*f) << "step " << step;
     for (auto f : {&CuAllocatorStats::num_used_blocks, &CuAllocatorStats::num_free_blocks,
                    &CuAllocatorStats::num_regions, &CuAllocatorStats::num_mallocs,
-                   &CuAllocatorStats::num_frees, &CuAllocatorStats::num_upstream_maps})
+                   &CuAllocatorStats::num_frees, &CuAllocatorStats::num_upstream_maps,
+                   &CuAllocatorStats::num_syncs})
       ASSERT_EQ(sa.*f, sb.*f) << "step " << step;
   };
   for (int step = 0; step < 6000; ++step) {
@@ -130,12 +131,28 @@ TEST(CuMemoryAllocatorTest, DeferredFreePlacesAndCountsAsThePools) {
       malloc_both(test::RandomRequest(4 * kMiB, &rng), step);
     } else if (u < 0.55) {
       free_one(static_cast<size_t>(rng.Int(0, static_cast<int64_t>(live.size()) - 1)));
-    } else if (u < 0.97) {
+    } else if (u < 0.9) {
       // A Free, then a Malloc of the same size or a little less, as a loop over one shape does.
       const size_t bytes =
           free_one(static_cast<size_t>(rng.Int(0, static_cast<int64_t>(live.size()) - 1)));
       const size_t less = static_cast<size_t>(rng.Int(0, 300));
       malloc_both(bytes > less ? bytes - less : bytes, step);
+    } else if (u < 0.95) {
+      // Kaldi's TestCuMatrixResize: a loop of pairs of one shape, here cut from a freed block.
+      const size_t bytes = test::RandomRequest(kMiB, &rng);
+      for (int k = 0; k < 5 && !HasFatalFailure(); ++k) {
+        malloc_both(bytes, step);
+        free_one(live.size() - 1);
+      }
+    } else if (u < 0.97) {
+      // Syncs make freed blocks safe by their stamps.
+      if (rng.Uniform() < 0.5) {
+        a.allocator->SynchronizeGpu();
+        b.allocator->SynchronizeGpu();
+      } else {
+        a.allocator->NoteThreadStreamSynchronized();
+        b.allocator->NoteThreadStreamSynchronized();
+      }
     } else {
       expect_same_stats(step);
     }

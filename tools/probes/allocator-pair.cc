@@ -1,7 +1,10 @@
-// tools/probes/allocator-pair.cc: ns per MallocPitch+Free pair of one shape on a single-thread
-// CuMemoryAllocator (the device's default options) over a host upstream with 2 MiB granules,
-// the loop of Kaldi's TestCuMatrixResize without the device. No GPU needed. Build against the
-// static libraries and run old and new builds alternately (BENCHMARKS.md, run alloc-pair):
+// tools/probes/allocator-pair.cc: ns per MallocPitch+Free pair on a single-thread
+// CuMemoryAllocator (the device's default options) over a host upstream with 2 MiB granules, in
+// the order of Kaldi's TestCuMatrixResize: square float matrices of 16, 32, ..., 1024 rows, then
+// double ones, each shape a loop of pairs. The float pass runs on a fresh allocator and the double
+// pass after it, where each shape's block is cut from the freed blocks of the earlier shapes. No
+// GPU needed. Build against the static libraries, and run old and new builds alternately
+// (BENCHMARKS.md, run alloc-pair):
 //   g++ -O2 -std=c++17 -I. -I/usr/local/cuda/include -DCUCTX_HAVE_CUDA=1 \
 //     tools/probes/allocator-pair.cc build/release/lib/libcuctx-{cutool,cudamatrix,matrix}.a \
 //     build/release/lib/libcuctx-{util,base}.a -L/usr/local/cuda/lib64 \
@@ -11,24 +14,34 @@
 #include "cudamatrix/cu-device.h"
 #include "cutool/host-allocator-upstream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
+#include <vector>
 
-int main(int argc, char** argv) {
+int main() {
   using namespace cuctx;
-  const long n = argc > 1 ? std::atol(argv[1]) : 2000000;
   auto upstream = std::make_unique<test::HostAllocatorUpstream>(size_t{4} << 30, size_t{2} << 20);
   CuMemoryAllocator allocator(CuDevice::AllocatorOptions(), std::move(upstream));
-  for (int dim : {16, 256, 1024}) {
-    size_t pitch = 0;
-    allocator.Free(allocator.MallocPitch(dim * sizeof(double), dim, &pitch));  // first growth
-    const auto t0 = std::chrono::steady_clock::now();
-    for (long i = 0; i < n; ++i)
-      allocator.Free(allocator.MallocPitch(dim * sizeof(double), dim, &pitch));
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("dim %4d: %6.1f ns per MallocPitch+Free\n", dim, s / n * 1e9);
+  for (size_t elem : {sizeof(float), sizeof(double)}) {
+    std::printf("%-6s", elem == sizeof(float) ? "float" : "double");
+    for (size_t dim = 16; dim <= 1024; dim *= 2) {
+      // The median of 5 batches of 100,000 pairs.
+      std::vector<double> ns;
+      for (int batch = 0; batch < 5; ++batch) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < 100000; ++i) {
+          size_t pitch = 0;
+          allocator.Free(allocator.MallocPitch(dim * elem, dim, &pitch));
+        }
+        const std::chrono::duration<double, std::nano> t = std::chrono::steady_clock::now() - t0;
+        ns.push_back(t.count() / 100000);
+      }
+      std::sort(ns.begin(), ns.end());
+      std::printf("  %zu: %5.1f", dim, ns[2]);
+    }
+    std::printf("  (ns per pair)\n");
   }
   return 0;
 }
