@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -32,11 +33,22 @@ MatrixIndexT LeadingDim(const MatrixBase<Real>& m) {
 
 const char* TransName(MatrixTransposeType t) { return t == kTrans ? "kTrans" : "kNoTrans"; }
 
-// x . y accumulated in double: BLAS dsdot for float (a float sdot loses the relative accuracy of a
-// sum whose terms cancel), ddot for double.
+// x . y accumulated in double (a float sdot loses the relative accuracy of a sum whose terms
+// cancel): ddot for double; for float a loop of our own, not BLAS's dsdot, because OpenBLAS 0.3.21
+// (Debian 12's, DYNAMIC_ARCH, Zen core) accumulates dsdot in float at unit stride from 32
+// elements on: on the build machine's AMD EPYC, 32 elements (a pair 1e8, -1e8, one 3e-3 and ones)
+// gave 16 for an exact 29.003, while n < 32 and stride 2 were right. Four partial sums keep the
+// loop from waiting on one addition chain.
 double DotInDouble(MatrixIndexT n, const float* x, MatrixIndexT incx, const float* y,
                    MatrixIndexT incy) {
-  return cblas_dsdot(n, x, incx, y, incy);
+  const std::ptrdiff_t dx = incx, dy = incy;  // offsets may pass 2^31 elements
+  double s[4] = {0, 0, 0, 0};
+  std::ptrdiff_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int k = 0; k < 4; ++k)
+      s[k] += static_cast<double>(x[(i + k) * dx]) * static_cast<double>(y[(i + k) * dy]);
+  for (; i < n; ++i) s[0] += static_cast<double>(x[i * dx]) * static_cast<double>(y[i * dy]);
+  return (s[0] + s[1]) + (s[2] + s[3]);
 }
 double DotInDouble(MatrixIndexT n, const double* x, MatrixIndexT incx, const double* y,
                    MatrixIndexT incy) {
