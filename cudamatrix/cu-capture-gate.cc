@@ -191,11 +191,17 @@ bool StartCuptiWatch(std::string* why_not) {
                "; another CUPTI subscriber, such as a profiler or compute-sanitizer?)";
     return false;
   }
+  // CUCTX_CAPTURE_WATCH_DOMAINS=driver leaves the runtime's ids out: a measurement of whether the
+  // driver's ids alone see captures begun through the runtime, and what the runtime's ids cost
+  // each runtime call (BENCHMARKS.md, run `tls`). Not a supported setting.
+  const char* domains = std::getenv("CUCTX_CAPTURE_WATCH_DOMAINS");
+  const bool runtime_ids = domains == nullptr || std::string(domains) != "driver";
   bool ok = true;
   for (CUpti_CallbackId id : kCaptureWatchDriverCalls)
     ok = ok && enable(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id) == CUPTI_SUCCESS;
   for (CUpti_CallbackId id : kCaptureWatchRuntimeCalls)
-    ok = ok && enable(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id) == CUPTI_SUCCESS;
+    ok = ok &&
+         (!runtime_ids || enable(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id) == CUPTI_SUCCESS);
   if (!ok) {
     unsubscribe(subscriber);
     *why_not = "cuptiEnableCallback failed";

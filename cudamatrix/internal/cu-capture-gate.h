@@ -54,7 +54,11 @@ void CheckNotCapturing(const char* op);
 // calling thread's stream), so the watch misses nothing. When CUPTI cannot be used (no libcupti,
 // another subscriber such as a profiler, compute-sanitizer), every call asks the driver.
 // CUCTX_CAPTURE_WATCH=query forces that; CUCTX_CAPTURE_WATCH=off turns the check off (captures
-// begun outside cuctx are then unsafe, as before).
+// begun outside cuctx are then unsafe, as before). The subscription is not free: with it every
+// CUDA call of the process passes CUPTI's dispatch (a 16 x 16 launch 3.18 us against 3.04 without
+// a subscriber on an H200; cuBLAS-heavy ops of Kaldi's vector test 5-10% slower than in the query
+// mode; BENCHMARKS.md, run `tls`). CUCTX_CAPTURE_WATCH_DOMAINS=driver subscribes only the driver's
+// ids, which also see captures begun through the runtime (run `tls-4`): a knob for measuring.
 bool ThreadStreamCapturingSlow() noexcept;
 // The watch's epoch while it runs (threads whose capture_watch_epoch matches and that are not
 // marked do not capture); a value no thread holds otherwise.

@@ -1,7 +1,8 @@
 // tools/launch-bench/cupti-cost.cu: launch cost with and without a CUPTI subscriber (cuctx's capture
 // watch set, runtime or driver ids only, a resource callback only), and whether the resource
 // domain's GRAPH_CREATED fires at cudaStreamBeginCapture / cuStreamBeginCapture and at a
-// cross-stream join. `cupti-cost N` runs mode N alone (one mode per process). Build: build.sh.
+// cross-stream join. `cupti-cost N` runs mode N alone (one mode per process); `cupti-cost domains`
+// checks which domain sees a capture begun through the runtime. Build: build.sh.
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/internal/cu-capture-watch-calls.h"
 
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cupti.h>
+#include <string>
 #include <thread>
 #include <vector>
 std::atomic<int> hits{0};
@@ -45,8 +47,44 @@ void Enable(int mode) {
 void Disable(int mode) {
   if (mode) cuptiUnsubscribe(sub);
 }
+// `cupti-cost domains`: with only the driver ids of cuctx's set enabled (mode 3), does a capture
+// begun or joined through the runtime (cudaStreamBeginCapture, cudaStreamWaitEvent) reach the
+// callback, on the calling thread? Prints the hits per call.
+int CheckDomains() {
+  Enable(3);
+  std::thread th([] {
+    cudaSetDevice(0);
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    int before = t_hits;
+    cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+    printf("driver ids only: cudaStreamBeginCapture -> %d callback(s) on this thread\n",
+           t_hits - before);
+    cudaEvent_t e;
+    cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+    cudaEventRecord(e, s);
+    before = t_hits;
+    cudaStreamWaitEvent(cudaStreamPerThread, e, 0);
+    printf("driver ids only: cudaStreamWaitEvent -> %d callback(s) on this thread\n",
+           t_hits - before);
+    cudaEventRecord(e, cudaStreamPerThread);
+    cudaStreamWaitEvent(s, e, 0);
+    cudaGraph_t gr;
+    cudaStreamEndCapture(s, &gr);
+    before = t_hits;
+    cuStreamBeginCapture((CUstream)s, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    printf("driver ids only: cuStreamBeginCapture -> %d callback(s) on this thread\n",
+           t_hits - before);
+    cuStreamEndCapture((CUstream)s, (CUgraph*)&gr);
+  });
+  th.join();
+  Disable(3);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const int N = 20000;
+  if (argc > 1 && std::string(argv[1]) == "domains") return CheckDomains();
   const int only = argc > 1 ? atoi(argv[1]) : -1;
   float* p;
   cudaMalloc(&p, 1 << 20);
