@@ -191,9 +191,9 @@ bool StartCuptiWatch(std::string* why_not) {
                "; another CUPTI subscriber, such as a profiler or compute-sanitizer?)";
     return false;
   }
-  // CUCTX_CAPTURE_WATCH_DOMAINS=driver leaves the runtime's ids out: a measurement of whether the
-  // driver's ids alone see captures begun through the runtime, and what the runtime's ids cost
-  // each runtime call (BENCHMARKS.md, run `tls`). Not a supported setting.
+  // CUCTX_CAPTURE_WATCH_DOMAINS=driver leaves the runtime's ids out, to measure what they cost
+  // each runtime call; the driver's ids alone see captures begun through the runtime too
+  // (BENCHMARKS.md, run `tls-4`). Not a supported setting.
   const char* domains = std::getenv("CUCTX_CAPTURE_WATCH_DOMAINS");
   const bool runtime_ids = domains == nullptr || std::string(domains) != "driver";
   bool ok = true;
