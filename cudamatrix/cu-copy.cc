@@ -501,14 +501,6 @@ void Copy(const char* what, bool to_device, void* dst, size_t dst_pitch, const v
 #if CUCTX_HAVE_CUDA
   const Transfer2D t = MakeTransfer(to_device, dst, dst_pitch, src, src_pitch, row_bytes, rows);
   const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
-  const char* host_last = t.host + (rows - 1) * t.host_pitch + row_bytes - 1;
-  if (IsPageLocked(t.host) && IsPageLocked(host_last)) {
-    QueueCudaCopy(dst, dst_pitch, src, src_pitch, row_bytes, rows, kind);
-    // Also for host->device: the caller may overwrite the source as soon as we return.
-    SynchronizeThreadStream();
-    counters.pinned.fetch_add(1, std::memory_order_relaxed);
-    return;
-  }
   if (!to_device && rows == 1 && row_bytes <= internal::ReadbackSlot::kCopyBytes) {
     // A few bytes (an element through CuValue, a solver's info): one copy into the thread's
     // mapped pinned slot and one wait, which costs less than the driver's pageable staging.
@@ -517,11 +509,27 @@ void Copy(const char* what, bool to_device, void* dst, size_t dst_pitch, const v
     return;
   }
   const CuCopyOptions opts = GetCopyOptions();
-  if (row_bytes * rows < (static_cast<size_t>(opts.staging_threshold_kb) << 10)) {
-    // The driver stages pageable memory itself; for host->device it returns once the source has
-    // been consumed, so only the device->host direction needs the synchronize.
+  const bool small = row_bytes * rows < (static_cast<size_t>(opts.staging_threshold_kb) << 10);
+  if (!to_device && small) {
+    // Under the threshold a device->host copy is one driver copy and one wait whether or not the
+    // destination is page-locked, so the memory is not asked about (a cudaPointerGetAttributes
+    // call per copy, which Kaldi's copies do not make).
     QueueCudaCopy(dst, dst_pitch, src, src_pitch, row_bytes, rows, kind);
-    if (!to_device) SynchronizeThreadStream();
+    SynchronizeThreadStream();
+    counters.pageable_direct.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  const char* host_last = t.host + (rows - 1) * t.host_pitch + row_bytes - 1;
+  if (IsPageLocked(t.host) && IsPageLocked(host_last)) {
+    QueueCudaCopy(dst, dst_pitch, src, src_pitch, row_bytes, rows, kind);
+    // Also for host->device: the caller may overwrite the source as soon as we return.
+    SynchronizeThreadStream();
+    counters.pinned.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (small) {
+    // The driver stages pageable memory itself and returns once the source has been consumed.
+    QueueCudaCopy(dst, dst_pitch, src, src_pitch, row_bytes, rows, kind);
     counters.pageable_direct.fetch_add(1, std::memory_order_relaxed);
     return;
   }

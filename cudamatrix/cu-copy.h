@@ -23,8 +23,12 @@
 //      host memory, checked at its first and last byte): one cudaMemcpy(2D)Async straight from or
 //      to it, then a stream synchronize (so that the source may be reused, or the destination
 //      read, when the function returns).
-//   2. Pageable and smaller than CuCopyOptions::staging_threshold_kb: one cudaMemcpy(2D)Async,
-//      which the driver stages itself (a synchronize follows for device->host).
+//   2. Smaller than CuCopyOptions::staging_threshold_kb and pageable, or device->host whatever the
+//      host memory: one cudaMemcpy(2D)Async, which the driver stages itself for pageable memory
+//      (a synchronize follows for device->host). A device->host copy this small is one copy and
+//      one wait on every kind of host memory, so it is not asked about (each question is a
+//      cudaPointerGetAttributes call); one of at most 32 bytes in one row goes through the
+//      thread's mapped read-back slot instead.
 //   3. Pageable and at least the threshold: chunked and double-buffered through pinned staging
 //      buffers from PinnedHostAllocator::Get(), so that the CPU memcpy of one chunk overlaps the
 //      DMA of the previous one (see NOTE ON chunking).
@@ -91,8 +95,9 @@ CuCopyOptions GetCopyOptions();
 struct CuCopyStats {
   int64 num_host_only = 0;        // copies done with memcpy because no GPU is selected
   int64 num_pinned = 0;           // path 1: the host side was page-locked
-  int64 num_pageable_direct = 0;  // path 2: small pageable copies handed to the driver (device to
-                                  // host of at most 32 bytes: through the read-back slot)
+  int64 num_pageable_direct = 0;  // path 2: small copies handed to the driver: pageable ones, and
+                                  // every device->host copy under the threshold (of at most 32
+                                  // bytes: through the read-back slot)
   int64 num_staged = 0;           // path 3: chunked through staging buffers
   int64 num_staged_pieces = 0;    // pieces of those staged copies
   int64 bytes_staged = 0;
