@@ -149,7 +149,10 @@ int CapturesRunning(int device) {
 
 constexpr unsigned kWatchNotStarted = 0xFFFFFFFFu;   // no thread's epoch: every check goes slow
 constexpr unsigned kWatchQueryAlways = 0xFFFFFFFEu;  // likewise, for good
-constexpr unsigned kWatchOff = 0;                    // every thread's initial epoch: always fast
+// Likewise, while only one thread has checked its stream (the automatic mode, the default): the
+// second thread that checks starts the CUPTI watch.
+constexpr unsigned kWatchQueryOneThread = 0xFFFFFFFDu;
+constexpr unsigned kWatchOff = 0;  // every thread's initial epoch: always fast
 constexpr unsigned kWatchRunning = 1;
 
 std::atomic<unsigned> g_capture_watch_epoch{kWatchNotStarted};
@@ -214,27 +217,70 @@ bool StartCuptiWatch(std::string* why_not) {
 // g_watch_mutex.
 std::mutex g_watch_mutex;
 bool g_cupti_subscribed = false;
+// The automatic mode's count of threads that checked their stream, and its generation (each entry
+// into the mode starts a new one, so that threads counted before count again).
+std::atomic<int> g_checking_threads{0};
+std::atomic<unsigned> g_auto_generation{1};
+// The generation in which the calling thread was counted (0: never). Read only on the slow path.
+thread_local unsigned t_counted_generation = 0;
+
+// Under g_watch_mutex: the CUPTI watch from now on, or the driver at every call if CUPTI cannot
+// be used. Returns the new epoch.
+unsigned StartCuptiOrQueryLocked(const std::string& why_not_prefix) {
+  std::string why_not = why_not_prefix;
+  if (g_cupti_subscribed || StartCuptiWatch(&why_not)) {
+    g_cupti_subscribed = true;
+    g_capture_watch_epoch.store(kWatchRunning, std::memory_order_release);
+    return kWatchRunning;
+  }
+  CUCTX_VLOG(1) << "capture watch: " << why_not
+                << "; every Malloc/Free asks the driver whether its stream captures";
+  g_capture_watch_epoch.store(kWatchQueryAlways, std::memory_order_release);
+  return kWatchQueryAlways;
+}
+
+void EnterAutoModeLocked() {
+  g_checking_threads.store(0, std::memory_order_relaxed);
+  g_auto_generation.fetch_add(1, std::memory_order_relaxed);
+  g_capture_watch_epoch.store(kWatchQueryOneThread, std::memory_order_release);
+}
+
+// The automatic mode: counts the calling thread once; the second thread moves the process to the
+// CUPTI watch (its subscription makes every CUDA call dearer, which pays only once threads would
+// contend for the driver's answer). Returns the epoch to go on with.
+unsigned CountCheckingThread() {
+  const unsigned generation = g_auto_generation.load(std::memory_order_relaxed);
+  if (t_counted_generation == generation) return kWatchQueryOneThread;
+  t_counted_generation = generation;
+  if (g_checking_threads.fetch_add(1, std::memory_order_acq_rel) == 0) return kWatchQueryOneThread;
+  std::lock_guard<std::mutex> lock(g_watch_mutex);
+  const unsigned epoch = g_capture_watch_epoch.load(std::memory_order_acquire);
+  if (epoch != kWatchQueryOneThread) return epoch;
+  return StartCuptiOrQueryLocked("a second thread checks its stream");
+}
 
 void StartWatch() {
   static std::once_flag once;
   std::call_once(once, [] {
     const char* env = std::getenv("CUCTX_CAPTURE_WATCH");
-    const std::string mode = env == nullptr ? "cupti" : env;
+    std::string mode = env == nullptr ? "auto" : env;
+    if (mode != "auto" && mode != "cupti" && mode != "query" && mode != "off") {
+      CUCTX_WARN << "CUCTX_CAPTURE_WATCH=" << mode
+                 << ": expected auto, cupti, query or off; using auto";
+      mode = "auto";
+    }
     if (mode == "off") {
       g_capture_watch_epoch.store(kWatchOff, std::memory_order_release);
       return;
     }
-    std::string why_not = "CUCTX_CAPTURE_WATCH=" + mode;
     std::lock_guard<std::mutex> lock(g_watch_mutex);
-    if (mode == "cupti" && StartCuptiWatch(&why_not)) {
-      g_cupti_subscribed = true;
-      g_capture_watch_epoch.store(kWatchRunning, std::memory_order_release);
-      return;
+    if (mode == "auto") {
+      EnterAutoModeLocked();
+    } else if (mode == "query") {
+      g_capture_watch_epoch.store(kWatchQueryAlways, std::memory_order_release);
+    } else {
+      StartCuptiOrQueryLocked("CUCTX_CAPTURE_WATCH=" + mode);
     }
-    if (mode != "query")
-      CUCTX_VLOG(1) << "capture watch: " << why_not
-                    << "; every Malloc/Free asks the driver whether its stream captures";
-    g_capture_watch_epoch.store(kWatchQueryAlways, std::memory_order_release);
   });
 }
 
@@ -269,6 +315,7 @@ bool ThreadStreamCapturingSlow() noexcept {
     StartCaptureWatch();
     epoch = g_capture_watch_epoch.load(std::memory_order_acquire);
   }
+  if (epoch == kWatchQueryOneThread) epoch = CountCheckingThread();
   if (epoch == kWatchOff) {
     // The fast path from now on (a later switch to the watch re-asks: the epochs differ).
     ThreadState& t = t_thread_state;
@@ -286,14 +333,17 @@ bool ThreadStreamCapturingSlow() noexcept {
 }
 
 bool SetCaptureWatchModeForTesting(const std::string& mode) {
-  CUCTX_CHECK(mode == "off" || mode == "query" || mode == "cupti")
-      << "SetCaptureWatchModeForTesting: mode must be off, query or cupti, got '" << mode << "'";
+  CUCTX_CHECK(mode == "off" || mode == "query" || mode == "cupti" || mode == "auto")
+      << "SetCaptureWatchModeForTesting: mode must be off, query, cupti or auto, got '" << mode
+      << "'";
   StartCaptureWatch();  // the once-only start first, so that it cannot undo this switch later
   std::lock_guard<std::mutex> lock(g_watch_mutex);
   if (mode == "off") {
     g_capture_watch_epoch.store(kWatchOff, std::memory_order_release);
   } else if (mode == "query") {
     g_capture_watch_epoch.store(kWatchQueryAlways, std::memory_order_release);
+  } else if (mode == "auto") {
+    EnterAutoModeLocked();
   } else {
     std::string why_not;
     if (!g_cupti_subscribed && !StartCuptiWatch(&why_not)) return false;
@@ -312,6 +362,8 @@ const char* CaptureWatchMode() {
       return "off";
     case kWatchRunning:
       return "cupti";
+    case kWatchQueryOneThread:
+      return "auto";
     default:
       return "query";
   }
@@ -333,8 +385,9 @@ void RunInRelaxedCaptureMode(const std::function<void()>& call) {
 #else
 bool ThreadStreamCapturingSlow() noexcept { return false; }
 bool SetCaptureWatchModeForTesting(const std::string& mode) {
-  CUCTX_CHECK(mode == "off" || mode == "query" || mode == "cupti")
-      << "SetCaptureWatchModeForTesting: mode must be off, query or cupti, got '" << mode << "'";
+  CUCTX_CHECK(mode == "off" || mode == "query" || mode == "cupti" || mode == "auto")
+      << "SetCaptureWatchModeForTesting: mode must be off, query, cupti or auto, got '" << mode
+      << "'";
   return mode != "cupti";  // without CUDA nothing captures; there is no CUPTI to watch with
 }
 const char* CaptureWatchMode() { return "off"; }

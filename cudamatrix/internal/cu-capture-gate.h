@@ -51,14 +51,19 @@ void CheckNotCapturing(const char* op);
 // runtime forms) mark the calling thread, and only a marked thread, or one that has not checked
 // since the watch started, asks the driver; an answer of "not capturing" clears the mark. A stream
 // can only start capturing through such a call on its own thread (cudaStreamPerThread names the
-// calling thread's stream), so the watch misses nothing. When CUPTI cannot be used (no libcupti,
-// another subscriber such as a profiler, compute-sanitizer), every call asks the driver.
-// CUCTX_CAPTURE_WATCH=query forces that; CUCTX_CAPTURE_WATCH=off turns the check off (captures
-// begun outside cuctx are then unsafe, as before). The subscription is not free: with it every
-// CUDA call of the process passes CUPTI's dispatch (a 16 x 16 launch 3.18 us against 3.04 without
-// a subscriber on an H200; cuBLAS-heavy ops of Kaldi's vector test 5-10% slower than in the query
-// mode; BENCHMARKS.md, run `tls`). CUCTX_CAPTURE_WATCH_DOMAINS=driver subscribes only the driver's
-// ids, which also see captures begun through the runtime (run `tls-4`): a knob for measuring.
+// calling thread's stream), so the watch misses nothing. The subscription is not free: with it
+// every CUDA call of the process passes CUPTI's dispatch, and any subscription costs alike, even
+// one to a single resource callback (a 16 x 16 launch 3.18 us against 3.04 without a subscriber on
+// an H200; cuBLAS-heavy ops of Kaldi's vector test 5-10% slower than when the driver is asked;
+// BENCHMARKS.md, runs `tls` and `watch-cost`). So by default (CUCTX_CAPTURE_WATCH=auto) the check
+// asks the driver at every call while only one thread checks its stream, where nothing contends
+// for the driver's lock, and the second thread that checks starts the CUPTI watch for good.
+// CUCTX_CAPTURE_WATCH=cupti starts the watch at once, =query always asks the driver, =off turns
+// the check off (captures begun outside cuctx are then unsafe); another value warns and means
+// auto. When CUPTI cannot be used (no libcupti, another subscriber such as a profiler,
+// compute-sanitizer) the watch's modes ask the driver at every call.
+// CUCTX_CAPTURE_WATCH_DOMAINS=driver subscribes only the driver's ids, which also see captures
+// begun through the runtime (run `tls-4`): a knob for measuring.
 bool ThreadStreamCapturingSlow() noexcept;
 // The watch's epoch while it runs (threads whose capture_watch_epoch matches and that are not
 // marked do not capture); a value no thread holds otherwise.
@@ -77,15 +82,17 @@ inline bool ThreadStreamCapturing() noexcept {
 inline bool ThreadCapturesAnyGraph() noexcept {
   return ThreadCapturing() || (ThreadDeviceInline() >= 0 && ThreadStreamCapturing());
 }
-// How the check runs: "cupti" (the watch), "query" (the driver at every call) or "off".
+// How the check runs: "auto" (the driver at every call until a second thread checks), "cupti"
+// (the watch), "query" (the driver at every call) or "off".
 const char* CaptureWatchMode();
 // Starts the watch (once per process; the device registry calls it when it sets a device up,
 // before any capture can run there). Never throws.
 void StartCaptureWatch() noexcept;
-// Test and benchmark hook: switches the check to `mode` ("off", "query" or "cupti") for every
-// thread, at once; false (nothing changed) when "cupti" is asked and CUPTI cannot be used. Throws
-// cuctx::Error on another mode. Once the CUPTI watch has run, its callbacks stay subscribed, so
-// switching back to it misses no capture begun meanwhile. Call it while no thread captures.
+// Test and benchmark hook: switches the check to `mode` ("off", "query", "cupti" or "auto", which
+// counts the checking threads afresh) for every thread, at once; false (nothing changed) when
+// "cupti" is asked and CUPTI cannot be used. Throws cuctx::Error on another mode. Once the CUPTI
+// watch has run, its callbacks stay subscribed, so switching back to it misses no capture begun
+// meanwhile. Call it while no thread captures.
 bool SetCaptureWatchModeForTesting(const std::string& mode);
 
 // Marks, for its lifetime, a capture running on `device` (-1: a CPU-mode capture, which involves

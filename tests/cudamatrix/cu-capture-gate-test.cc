@@ -292,5 +292,27 @@ TEST(CuCaptureGateTest, CaptureWatchModeSwitchesAtRunTime) {
 #endif
 }
 
+#if CUCTX_HAVE_CUDA
+// The default: while one thread checks its stream the driver is asked at every check (no CUPTI
+// subscriber, whose dispatch would make every CUDA call dearer); the second thread that checks
+// moves the process to the CUPTI watch, or to asking always where CUPTI cannot run.
+TEST(CuCaptureGateTest, AutoModeStartsTheWatchWhenASecondThreadChecks) {
+  const std::string initial = internal::CaptureWatchMode();
+  ASSERT_TRUE(internal::SetCaptureWatchModeForTesting("auto"));
+  EXPECT_STREQ(internal::CaptureWatchMode(), "auto");
+  for (int i = 0; i < 3; ++i) EXPECT_FALSE(internal::ThreadStreamCapturing());
+  EXPECT_STREQ(internal::CaptureWatchMode(), "auto") << "one thread checks: nothing to contend";
+  std::thread([] { EXPECT_FALSE(internal::ThreadStreamCapturing()); }).join();
+  const std::string after = internal::CaptureWatchMode();
+  EXPECT_TRUE(after == "cupti" || after == "query") << after;
+  EXPECT_FALSE(internal::ThreadStreamCapturing());
+  // Entering the mode again counts threads afresh.
+  ASSERT_TRUE(internal::SetCaptureWatchModeForTesting("auto"));
+  EXPECT_FALSE(internal::ThreadStreamCapturing());
+  EXPECT_STREQ(internal::CaptureWatchMode(), "auto");
+  EXPECT_TRUE(internal::SetCaptureWatchModeForTesting(initial) || initial == "cupti");
+}
+#endif
+
 }  // namespace
 }  // namespace cuctx

@@ -4,7 +4,9 @@
 // allocations made afterwards never receive it, eager memory freed during the capture is kept
 // until the graph is gone, the graph's memory goes back when CUDA destroys the graph, and ops that
 // cannot be captured throw the same errors as inside CuGraph::Capture. GPU only (the CPU mode has
-// no streams to capture).
+// no streams to capture). Each test runs under the check's two ways of seeing such a capture: the
+// automatic mode with one thread (the driver asked at every Malloc and Free) and the CUPTI watch
+// (callbacks on the calls that begin or join a capture, what runs once several threads check).
 #include "base/error.h"
 #include "cudamatrix/cu-allocator.h"
 #include "cudamatrix/cu-device.h"
@@ -120,7 +122,21 @@ void ExpectAllHold(const std::vector<std::unique_ptr<CuMatrix<float>>>& ms, floa
 }
 #endif
 
-TEST(CuGraphForeignTest, RawCaptureTemporariesNeverLandOnLaterEagerMemory) {
+class CuGraphForeignTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    initial_ = internal::CaptureWatchMode();
+    if (!internal::SetCaptureWatchModeForTesting(GetParam()))
+      GTEST_SKIP() << "the CUPTI watch cannot run here (no libcupti, or another subscriber)";
+  }
+  void TearDown() override { internal::SetCaptureWatchModeForTesting(initial_); }
+
+ private:
+  std::string initial_;
+};
+INSTANTIATE_TEST_SUITE_P(Watch, CuGraphForeignTest, ::testing::Values("auto", "cupti"));
+
+TEST_P(CuGraphForeignTest, RawCaptureTemporariesNeverLandOnLaterEagerMemory) {
   CUCTX_REQUIRE_GPU();
 #if CUCTX_HAVE_CUDA
   std::printf("capture watch: %s\n", internal::CaptureWatchMode());
@@ -179,7 +195,7 @@ TEST(CuGraphForeignTest, RawCaptureTemporariesNeverLandOnLaterEagerMemory) {
 #endif
 }
 
-TEST(CuGraphForeignTest, EagerMemoryFreedDuringARawCaptureWaitsForTheGraph) {
+TEST_P(CuGraphForeignTest, EagerMemoryFreedDuringARawCaptureWaitsForTheGraph) {
   CUCTX_REQUIRE_GPU();
 #if CUCTX_HAVE_CUDA
   const int alive = internal::ForeignPoolsAlive();
@@ -206,7 +222,7 @@ TEST(CuGraphForeignTest, EagerMemoryFreedDuringARawCaptureWaitsForTheGraph) {
 #endif
 }
 
-TEST(CuGraphForeignTest, MemoryThatEscapesARawCaptureStaysValidAndNeverGoesEager) {
+TEST_P(CuGraphForeignTest, MemoryThatEscapesARawCaptureStaysValidAndNeverGoesEager) {
   CUCTX_REQUIRE_GPU();
 #if CUCTX_HAVE_CUDA
   const int alive = internal::ForeignPoolsAlive();
@@ -232,7 +248,7 @@ TEST(CuGraphForeignTest, MemoryThatEscapesARawCaptureStaysValidAndNeverGoesEager
 #endif
 }
 
-TEST(CuGraphForeignTest, UncapturableOpsThrowTheCaptureErrorInARawCapture) {
+TEST_P(CuGraphForeignTest, UncapturableOpsThrowTheCaptureErrorInARawCapture) {
   CUCTX_REQUIRE_GPU();
 #if CUCTX_HAVE_CUDA
   test::QuietLog quiet;
@@ -271,7 +287,7 @@ TEST(CuGraphForeignTest, UncapturableOpsThrowTheCaptureErrorInARawCapture) {
 // The checks that used to look at CuGraph's own capture flag only (the sparse transpose cache,
 // the sync-check waits, profile marks) see a raw capture too: an op that cannot be captured
 // throws the capture error, and one with a capturable form takes it.
-TEST(CuGraphForeignTest, CaptureOnlyChecksSeeARawCapture) {
+TEST_P(CuGraphForeignTest, CaptureOnlyChecksSeeARawCapture) {
   CUCTX_REQUIRE_GPU();
 #if CUCTX_HAVE_CUDA
   test::QuietLog quiet;
