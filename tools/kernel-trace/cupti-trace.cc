@@ -10,6 +10,12 @@
 // in memory and written at exit to $CUTRACE_OUT.bin (records of two int64 and eight int32: start,
 // end, name id, grid x/y/z, block x/y/z, 0) and $CUTRACE_OUT.names (demangled names, one a line,
 // by id). bin-by-line.py groups them by the lines a program prints (Kaldi's speed tests).
+// CUTRACE=api: every runtime and driver API call (enter and exit, CLOCK_REALTIME ns; its domain,
+// callback id, nesting depth: a runtime call's driver calls are nested in it) kept per thread and
+// written at exit to $CUTRACE_OUT.api.bin (int64 enter, int64 exit, int32 domain, cbid, depth,
+// thread index) and $CUTRACE_OUT.api.names (domain, cbid, name per line); api-by-line.py counts
+// them per line. The callbacks make each call dearer (both sides of a comparison alike): read the
+// counts, and the time inside CUDA only as a share. "kernels,api" does both.
 // CUTRACE=sync: prints the calling thread and a backtrace (module+offset, for addr2line) of every
 // cuCtxSynchronize, which breaks any CUDA graph capture running at that moment; this found the
 // library-handle destruction that invalidated captures of other threads.
@@ -98,14 +104,81 @@ void CUPTIAPI BufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
   free(buffer);
 }
 
+long long NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+// CUTRACE=api: one buffer per thread, registered once; written at exit (the program's threads
+// have stopped calling CUDA by then, or their last calls are cut off).
+struct ApiRec {
+  long long enter, exit;
+  int domain, cbid, depth, thread;
+};
+struct ApiThread {
+  std::vector<ApiRec> recs;
+  size_t open[16];
+  int depth = 0;
+  int index = 0;
+};
+std::vector<ApiThread*> g_api_threads;
+thread_local ApiThread* t_api = nullptr;
+
+void CUPTIAPI OnApi(void*, CUpti_CallbackDomain dom, CUpti_CallbackId id, const void* data) {
+  auto* d = static_cast<const CUpti_CallbackData*>(data);
+  if (t_api == nullptr) {
+    t_api = new ApiThread;
+    t_api->recs.reserve(1 << 20);
+    std::lock_guard<std::mutex> lock(g_mu);
+    t_api->index = static_cast<int>(g_api_threads.size());
+    g_api_threads.push_back(t_api);
+  }
+  ApiThread& t = *t_api;
+  if (d->callbackSite == CUPTI_API_ENTER) {
+    if (t.depth < 16) t.open[t.depth] = t.recs.size();
+    t.recs.push_back({NowNs(), 0, static_cast<int>(dom), static_cast<int>(id), t.depth, t.index});
+    ++t.depth;
+  } else if (t.depth > 0) {
+    --t.depth;
+    if (t.depth < 16) t.recs[t.open[t.depth]].exit = NowNs();
+  }
+}
+
+void WriteApi() {
+  const char* path = getenv("CUTRACE_OUT");
+  std::string base = path ? path : "cutrace";
+  std::lock_guard<std::mutex> lock(g_mu);
+  FILE* f = fopen((base + ".api.bin").c_str(), "wb");
+  if (!f) return;
+  std::map<std::pair<int, int>, bool> seen;
+  size_t n = 0;
+  for (ApiThread* t : g_api_threads)
+    for (const ApiRec& r : t->recs) {
+      long long ee[2] = {r.enter, r.exit};
+      int rest[4] = {r.domain, r.cbid, r.depth, r.thread};
+      fwrite(ee, sizeof ee, 1, f);
+      fwrite(rest, sizeof rest, 1, f);
+      seen[{r.domain, r.cbid}] = true;
+      ++n;
+    }
+  fclose(f);
+  FILE* names = fopen((base + ".api.names").c_str(), "w");
+  for (const auto& kv : seen) {
+    const char* name = nullptr;
+    cuptiGetCallbackName(static_cast<CUpti_CallbackDomain>(kv.first.first), kv.first.second, &name);
+    fprintf(names, "%d\t%d\t%s\n", kv.first.first, kv.first.second, name ? name : "?");
+  }
+  fclose(names);
+  fprintf(stderr, "CUTRACE wrote %zu API calls\n", n);
+}
+
 long long g_offset_ns = 0;  // CLOCK_REALTIME ns minus CUPTI's timestamp, read at start
 
 void NoteOffset() {
   uint64_t t = 0;
   cuptiGetTimestamp(&t);
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  g_offset_ns = (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec - (long long)t;
+  g_offset_ns = NowNs() - (long long)t;
 }
 
 // Raw records: CUTRACE_OUT.bin (start and end in CLOCK_REALTIME ns, name id, grid, block as
@@ -153,12 +226,25 @@ extern "C" int InitializeInjection(void) {
     cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
                         CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2);
     fprintf(stderr, "CUTRACE: watching cuCtxSynchronize\n");
-  } else if (mode && strcmp(mode, "kernels") == 0) {
+    return 1;
+  }
+  if (mode && strstr(mode, "kernels")) {
     cuptiActivityRegisterCallbacks(BufferRequested, BufferCompleted);
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     NoteOffset();
     atexit(WriteKernels);
     fprintf(stderr, "CUTRACE: tracing kernels\n");
+  }
+  if (mode && strstr(mode, "api")) {
+    CUpti_SubscriberHandle sub;
+    if (cuptiSubscribe(&sub, &OnApi, nullptr) != CUPTI_SUCCESS) {
+      fprintf(stderr, "CUTRACE: cuptiSubscribe failed\n");
+      return 0;
+    }
+    cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API);
+    cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_DRIVER_API);
+    atexit(WriteApi);
+    fprintf(stderr, "CUTRACE: tracing API calls\n");
   }
   return 1;
 }
