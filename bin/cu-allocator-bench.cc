@@ -248,11 +248,12 @@ void CaptureCheckBenchmarks(Table* table) {
 // ---- foreign-capture detection cost -----------------------------------------------------------
 
 // What the foreign-capture detection adds to CuDevice's Malloc+Free pair (256 B, one thread):
-// the pair with the check off, with the default CUPTI watch, and with the driver asked at every
-// call, in `num_rounds` rounds of one process whose order of the three rotates each round. A
-// round's figure for a mode is the median of 7 batches of 20000 pairs (ns per pair, the batch
-// timed as a whole); the cost of a mode is the median over rounds of its difference to "off" in
-// the same round. Prints one line per mode and a verdict against the 5 ns.
+// the pair with the check off, with the CUPTI watch (what the default, CUCTX_CAPTURE_WATCH=auto,
+// runs once a second thread checks) and with the driver asked at every call (what auto does while
+// one thread checks), in `num_rounds` rounds of one process whose order of the three rotates
+// each round. A round's figure for a mode is the median of 7 batches of 20000 pairs (ns per pair,
+// the batch timed as a whole); the cost of a mode is the median over rounds of its difference to
+// "off" in the same round. Prints one line per mode and a verdict against the 5 ns.
 void DetectBenchmarks(int num_rounds, Table* table) {
   CuDevice& device = CuDevice::Instantiate();
   const std::string initial = internal::CaptureWatchMode();
