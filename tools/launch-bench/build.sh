@@ -2,9 +2,10 @@
 # tools/launch-bench/build.sh PREFIX OUTDIR: builds the launch-cost programs of this folder into
 # OUTDIR: launch-paths and cupti-cost (CUDA only) and op-cost (against the cuctx installed at
 # PREFIX by `make install PREFIX=...`; it finds libcuctx.so through LD_LIBRARY_PATH). They run on a
-# GPU host with no arguments (cupti-cost also takes a mode number); see BENCHMARKS.md, run `launch`.
+# GPU host with no arguments (cupti-cost also takes a mode number, op-cost matrix, vector or all);
+# see BENCHMARKS.md, run `launch`.
 set -euo pipefail
-[[ $# -eq 2 ]] || { sed -n 2,5p "$0"; exit 2; }
+[[ $# -eq 2 ]] || { sed -n 2,6p "$0"; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd); prefix=$(cd "$1" && pwd); out=$2
 root=$(cd "$here/../.." && pwd)
 cuda=${CUDA_HOME:-/usr/local/cuda}; nvcc="$cuda/bin/nvcc -O2 -std=c++17 -arch=${CUDA_ARCH:-sm_90}"

@@ -1,7 +1,8 @@
 // tools/launch-bench/op-cost.cu: per-call cost of small cuctx ops against a bare launch in the same
 // process: steady (5,000 calls, then a wait), issue-only (64 calls, host time) and graph replay
 // (the same 500 calls captured: GPU time alone). Run it against two libcuctx.so builds in turn
-// (LD_LIBRARY_PATH) to compare them (BENCHMARKS.md, run `launch`). Build: build.sh.
+// (LD_LIBRARY_PATH) to compare them (BENCHMARKS.md, run `launch`). `op-cost vector` times the
+// vector speed test's ops instead, `op-cost all` both. Build: build.sh.
 // SPDX-License-Identifier: Apache-2.0
 #include "cudamatrix/cu-array.h"
 #include "cudamatrix/cu-device.h"
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <string>
 #include <vector>
 using namespace cuctx;
 __global__ void Empty(float* p, int n) {
@@ -93,7 +95,37 @@ void Ops(int dim, const char* tn) {
   m("Transpose(CopyFromMat trans)", [&] { O.CopyFromMat(M, kTrans); });
   m("AddMat", [&] { O.AddMat(0.5, M); });
 }
-int main() {
+// The vector speed test's ops (each one launch in cuctx) on vectors of `dim`.
+template <typename Real>
+void VecOps(int dim, const char* tn) {
+  CuMatrix<Real> M(dim, dim), N(dim, dim);
+  M.SetRandn();
+  N.SetRandn();
+  CuVector<Real> v(dim), w(dim);
+  v.SetRandn();
+  CuVector<float> f(dim);
+  char b[96];
+  auto m = [&](const char* op, const std::function<void()>& fn) {
+    snprintf(b, sizeof b, "%s<%s> %d", op, tn, dim);
+    measure(b, fn);
+  };
+  m("Vec ApplyFloor", [&] { v.ApplyFloor(Real(-10)); });
+  m("Vec ApplyCeiling", [&] { v.ApplyCeiling(Real(10)); });
+  m("Vec CopyFromVec to float", [&] { f.CopyFromVec(v); });
+  m("Vec AddColSumMat", [&] { w.AddColSumMat(1.0, M, 0.5); });
+  m("Vec AddDiagMat2", [&] { w.AddDiagMat2(1.0, M, kNoTrans, 0.0); });
+  m("Vec AddDiagMatMat[trans],[no-trans]",
+    [&] { w.AddDiagMatMat(1.0, M, kTrans, N, kNoTrans, 1.0); });
+  m("Vec ApplySoftMax", [&] { v.ApplySoftMax(); });
+}
+// op-cost [matrix|vector|all]: the matrix ops at 16 and 256 (the default), the vector ops at 64 and
+// 128, or both; a bare launch first and last.
+int main(int argc, char** argv) {
+  const std::string set = argc > 1 ? argv[1] : "matrix";
+  if (set != "matrix" && set != "vector" && set != "all") {
+    std::fprintf(stderr, "op-cost: expected matrix, vector or all, got '%s'\n", set.c_str());
+    return 2;
+  }
   CuDevice::Instantiate().SelectGpuId("yes");
   float* p;
   cudaMalloc(&p, 1024);
@@ -101,9 +133,17 @@ int main() {
     Empty<<<1, 256, 0, cudaStreamPerThread>>>(p, 1);
     cudaGetLastError();
   });
-  for (int dim : {16, 256}) {
-    Ops<float>(dim, "float");
-    Ops<double>(dim, "double");
+  if (set != "vector") {
+    for (int dim : {16, 256}) {
+      Ops<float>(dim, "float");
+      Ops<double>(dim, "double");
+    }
+  }
+  if (set != "matrix") {
+    for (int dim : {64, 128}) {
+      VecOps<float>(dim, "float");
+      VecOps<double>(dim, "double");
+    }
   }
   measure("bare <<<>>> + getlasterror", [&] {
     Empty<<<1, 256, 0, cudaStreamPerThread>>>(p, 1);
