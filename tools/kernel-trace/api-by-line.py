@@ -8,9 +8,10 @@ calls made outside the runtime), all driver calls (nested ones too), the kernel 
 api-compare.py compares two such tables."""
 import bisect
 import collections
-import re
 import struct
 import sys
+
+import speedlog
 
 base, log, out = sys.argv[1:4]
 data = open(base + '.api.bin', 'rb').read()
@@ -23,14 +24,7 @@ for line in open(base + '.api.names'):
     names[(int(d), int(c))] = n
 DRIVER, RUNTIME = 1, 2  # CUpti_CallbackDomain
 launch = {k for k, n in names.items() if k[0] == DRIVER and n.startswith('cuLaunchKernel')}
-line_re = re.compile(r'^(\d+\.\d+) .*For (\S+), for dim = (\d+)(.*?)speed was ([-+0-9.eE]+)')
-labels = []
-for line in open(log):
-    m = line_re.search(line)
-    if m:
-        extra = re.sub(r'[ ,]+', ' ', m.group(4)).strip()
-        op = m.group(2) + ('[' + extra + ']' if extra else '')
-        labels.append((int(float(m.group(1)) * 1e9), op, int(m.group(3)), float(m.group(5))))
+labels = speedlog.labels(log)
 enter = [r[0] for r in rec]
 with open(out, 'w') as f:
     f.write("op\tdim\twall_ns\tspeed\ttop_calls\tdriver_calls\tlaunches\tin_cuda_ns\tmost_made\n")

@@ -6,19 +6,12 @@ calls per op call (calls taken from the printed speed: both sides print speed = 
 with the same work, so calls per op call are proportional to calls / (speed x wall)). Sorted by
 that ratio, largest first (where cuctx makes more calls than Kaldi), with each side's most made
 calls; the geometric mean at the end."""
-import csv
 import math
 import sys
 
+import speedlog
 
-def load(path):
-    rows = {}
-    for r in csv.DictReader(open(path), delimiter='\t'):
-        rows[(r['op'], int(r['dim']))] = r
-    return rows
-
-
-kal, cux = load(sys.argv[1]), load(sys.argv[2])
+kal, cux = speedlog.load_table(sys.argv[1]), speedlog.load_table(sys.argv[2])
 max_dim = int(sys.argv[3]) if len(sys.argv) > 3 else 256
 out = []
 for key, k in kal.items():

@@ -6,10 +6,11 @@ kernel time of the window (all kernels but cuRAND's set-up), the most launched k
 (name, grid, block: for a one-kernel op, one launch per call), its launches and median duration.
 Kernels still queued when a line is printed fall into the next window; at sizes where an op takes
 most of its window they are a small part of it."""
-import re
 import sys
 
 import numpy as np
+
+import speedlog
 
 base, log, out = sys.argv[1:4]
 dt = np.dtype([('s', '<i8'), ('e', '<i8'), ('name', '<i4'), ('gx', '<i4'), ('gy', '<i4'),
@@ -20,14 +21,7 @@ setup = np.array([('curand' in n or 'gen_sequenced' in n or 'generate_seed' in n
                  + [False])
 rec = rec[~setup[rec['name']]]
 rec = rec[np.argsort(rec['s'], kind='stable')]
-line_re = re.compile(r'^(\d+\.\d+) .*For (\S+), for dim = (\d+)(.*?)speed was ([-+0-9.eE]+)')
-labels = []
-for line in open(log):
-    m = line_re.search(line)
-    if m:
-        extra = re.sub(r'[ ,]+', ' ', m.group(4)).strip()
-        op = m.group(2) + ('[' + extra + ']' if extra else '')
-        labels.append((int(float(m.group(1)) * 1e9), op, int(m.group(3)), float(m.group(5))))
+labels = speedlog.labels(log)
 starts = rec['s']
 with open(out, 'w') as f:
     f.write("op\tdim\twall_ns\tspeed\tkernel_ns\ttop_launches\ttop_med_ns\ttop_grid\ttop_block\t"

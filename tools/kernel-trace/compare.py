@@ -6,19 +6,12 @@ pass) two ratios Kaldi/cuctx of bin-by-line.py tables, > 1 where cuctx's kernels
     sides print speed = work x calls / time with the same work), so kernel time per call is
     proportional to kernel_ns / (speed x wall_ns) on each side.
 Prints rows for sizes >= MIN_DIM (default 512) sorted by per_call, and geometric means."""
-import csv
 import math
 import sys
 
+import speedlog
 
-def load(path):
-    rows = {}
-    for r in csv.DictReader(open(path), delimiter='\t'):
-        rows[(r['op'], int(r['dim']))] = r  # the last: the GPU pass
-    return rows
-
-
-kal, cux = load(sys.argv[1]), load(sys.argv[2])
+kal, cux = speedlog.load_table(sys.argv[1]), speedlog.load_table(sys.argv[2])
 min_dim = int(sys.argv[3]) if len(sys.argv) > 3 else 512
 out = []
 for key, k in kal.items():
