@@ -32,6 +32,7 @@
 #include <map>
 #include <mutex>
 #include <pthread.h>
+#include <set>
 #include <string>
 #include <time.h>
 #include <vector>
@@ -151,7 +152,7 @@ void WriteApi() {
   std::lock_guard<std::mutex> lock(g_mu);
   FILE* f = fopen((base + ".api.bin").c_str(), "wb");
   if (!f) return;
-  std::map<std::pair<int, int>, bool> seen;
+  std::set<std::pair<int, int>> seen;  // (domain, cbid) of the calls written
   size_t n = 0;
   for (ApiThread* t : g_api_threads)
     for (const ApiRec& r : t->recs) {
@@ -159,15 +160,16 @@ void WriteApi() {
       int rest[4] = {r.domain, r.cbid, r.depth, r.thread};
       fwrite(ee, sizeof ee, 1, f);
       fwrite(rest, sizeof rest, 1, f);
-      seen[{r.domain, r.cbid}] = true;
+      seen.insert({r.domain, r.cbid});
       ++n;
     }
   fclose(f);
   FILE* names = fopen((base + ".api.names").c_str(), "w");
-  for (const auto& kv : seen) {
+  if (!names) return;
+  for (const auto& key : seen) {
     const char* name = nullptr;
-    cuptiGetCallbackName(static_cast<CUpti_CallbackDomain>(kv.first.first), kv.first.second, &name);
-    fprintf(names, "%d\t%d\t%s\n", kv.first.first, kv.first.second, name ? name : "?");
+    cuptiGetCallbackName(static_cast<CUpti_CallbackDomain>(key.first), key.second, &name);
+    fprintf(names, "%d\t%d\t%s\n", key.first, key.second, name ? name : "?");
   }
   fclose(names);
   fprintf(stderr, "CUTRACE wrote %zu API calls\n", n);
