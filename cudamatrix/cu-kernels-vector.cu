@@ -549,6 +549,8 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 //   DiagSmallMixedKernel (a i-major, b k-major): 16 outputs x 16 k-lanes per block, a read along
 //                        k, the 16 lanes of an output combined by shuffles.
 constexpr int32_t kSmallInner = 128;
+constexpr int kSmallColsOutputs = 8;    // DiagSmallColsKernel: outputs per block
+constexpr int kSmallMixedLanes = 16;    // DiagSmallMixedKernel: k-lanes per output
 
 template <typename Real>
 __global__ void __launch_bounds__(kDiagThreads) DiagSmallRowsKernel(DiagJob<Real> job) {
@@ -566,7 +568,7 @@ __global__ void __launch_bounds__(kDiagThreads) DiagSmallRowsKernel(DiagJob<Real
 
 template <typename Real>
 __global__ void __launch_bounds__(kDiagThreads) DiagSmallColsKernel(DiagJob<Real> job) {
-  constexpr int kOutputs = 8, kLanes = kDiagThreads / kOutputs;
+  constexpr int kOutputs = kSmallColsOutputs, kLanes = kDiagThreads / kOutputs;
   __shared__ double part[kLanes][kOutputs + 1];
   const int x = threadIdx.x % kOutputs, y = threadIdx.x / kOutputs;
   const int64_t i = int64_t{blockIdx.x} * kOutputs + x;
@@ -586,7 +588,7 @@ __global__ void __launch_bounds__(kDiagThreads) DiagSmallColsKernel(DiagJob<Real
 
 template <typename Real>
 __global__ void __launch_bounds__(kDiagThreads) DiagSmallMixedKernel(DiagJob<Real> job) {
-  constexpr int kLanes = 16;
+  constexpr int kLanes = kSmallMixedLanes;
   const int lane = threadIdx.x % kLanes;
   const int64_t i = int64_t{blockIdx.x} * (kDiagThreads / kLanes) + threadIdx.x / kLanes;
   double acc = 0;
@@ -610,13 +612,14 @@ void LaunchSmallDiag(const DiagJob<Real>& job, DiagKind kind, CuStream stream) {
       return;
     case DiagKind::kCols:
       internal::Launch<DiagSmallColsKernel<Real>>(CUCTX_LAUNCH_SITE("DiagSmallColsKernel<Real>"),
-                                                  static_cast<unsigned>(CeilDiv(job.dim, 8)),
+                                                  static_cast<unsigned>(CeilDiv(job.dim, kSmallColsOutputs)),
                                                   kDiagThreads, 0, stream, job);
       return;
     case DiagKind::kMixed:
       internal::Launch<DiagSmallMixedKernel<Real>>(
           CUCTX_LAUNCH_SITE("DiagSmallMixedKernel<Real>"),
-          static_cast<unsigned>(CeilDiv(job.dim, kDiagThreads / 16)), kDiagThreads, 0, stream, job);
+          static_cast<unsigned>(CeilDiv(job.dim, kDiagThreads / kSmallMixedLanes)), kDiagThreads, 0,
+          stream, job);
       return;
   }
 }
@@ -708,25 +711,26 @@ void AddDiagMatMat(int32_t dim, int32_t inner, Real alpha, const Real* m, int32_
                    bool m_trans, const Real* n, int32_t n_stride, bool n_trans, Real beta,
                    Real* out, void* d_work, CuStream stream) {
   if (dim <= 0) return;
+  const DiagKind kind = KindOf(m_trans, n_trans);
   DiagJob<Real> job{};
-  job.plan = PlanDiag(dim, inner, KindOf(m_trans, n_trans));
   job.dim = dim;
   job.inner = inner;
   job.a = m;
   job.a_stride = m_stride;
   job.b = n;
   job.b_stride = n_stride;
-  if (job.plan.kind == DiagKind::kMixed && m_trans) {  // the kernel wants the i-major one as a
+  if (kind == DiagKind::kMixed && m_trans) {  // the kernel wants the i-major one as a
     std::swap(job.a, job.b);
     std::swap(job.a_stride, job.b_stride);
   }
   job.alpha = alpha;
   job.beta = beta;
   job.out = out;
-  if (inner <= kSmallInner) {
-    LaunchSmallDiag(job, job.plan.kind, stream);
+  if (inner <= kSmallInner) {  // no plan: the small kernels' shapes are fixed
+    LaunchSmallDiag(job, kind, stream);
     return;
   }
+  job.plan = PlanDiag(dim, inner, kind);
   if (job.plan.splits > 1) {
     job.partials = static_cast<double*>(d_work);
     job.counters = reinterpret_cast<unsigned int*>(job.partials + job.plan.splits * dim);
