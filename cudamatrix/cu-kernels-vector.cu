@@ -549,8 +549,8 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 //   DiagSmallMixedKernel (a i-major, b k-major): 16 outputs x 16 k-lanes per block, a read along
 //                        k, the 16 lanes of an output combined by shuffles.
 constexpr int32_t kSmallInner = 128;
-constexpr int kSmallColsOutputs = 8;    // DiagSmallColsKernel: outputs per block
-constexpr int kSmallMixedLanes = 16;    // DiagSmallMixedKernel: k-lanes per output
+constexpr int kSmallColsOutputs = 8;  // DiagSmallColsKernel: outputs per block
+constexpr int kSmallMixedLanes = 16;  // DiagSmallMixedKernel: k-lanes per output
 
 template <typename Real>
 __global__ void __launch_bounds__(kDiagThreads) DiagSmallRowsKernel(DiagJob<Real> job) {
@@ -611,9 +611,9 @@ void LaunchSmallDiag(const DiagJob<Real>& job, DiagKind kind, CuStream stream) {
           static_cast<unsigned>(CeilDiv(job.dim, kDiagWarps)), kDiagThreads, 0, stream, job);
       return;
     case DiagKind::kCols:
-      internal::Launch<DiagSmallColsKernel<Real>>(CUCTX_LAUNCH_SITE("DiagSmallColsKernel<Real>"),
-                                                  static_cast<unsigned>(CeilDiv(job.dim, kSmallColsOutputs)),
-                                                  kDiagThreads, 0, stream, job);
+      internal::Launch<DiagSmallColsKernel<Real>>(
+          CUCTX_LAUNCH_SITE("DiagSmallColsKernel<Real>"),
+          static_cast<unsigned>(CeilDiv(job.dim, kSmallColsOutputs)), kDiagThreads, 0, stream, job);
       return;
     case DiagKind::kMixed:
       internal::Launch<DiagSmallMixedKernel<Real>>(

@@ -36,8 +36,7 @@ void Check(bool ok, const char* what, int line) {
 #define CHECK_BLAS(x) Check((x) == CUBLAS_STATUS_SUCCESS, #x, __LINE__)
 
 double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -118,8 +117,7 @@ struct Types<double> {
   static constexpr cudaDataType_t kData = CUDA_R_64F;
   static constexpr cublasComputeType_t kCompute = CUBLAS_COMPUTE_64F;
   static const char* Name() { return "double"; }
-  static cublasStatus_t Gemm(cublasHandle_t h, int n, const double* a, const double* b,
-                             double* c) {
+  static cublasStatus_t Gemm(cublasHandle_t h, int n, const double* a, const double* b, double* c) {
     const double one = 1, zero = 0;
     return cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n);
   }
@@ -145,8 +143,8 @@ void RunSize(cublasHandle_t blas, cublasLtHandle_t lt, void* work, size_t work_b
   CHECK_BLAS(cublasLtMatrixLayoutCreate(&lc, T::kData, n, n, n));
   cublasLtMatmulPreference_t pref;
   CHECK_BLAS(cublasLtMatmulPreferenceCreate(&pref));
-  CHECK_BLAS(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &work_bytes, sizeof(work_bytes)));
+  CHECK_BLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                  &work_bytes, sizeof(work_bytes)));
   cublasLtMatmulHeuristicResult_t found{};
   int count = 0;
   CHECK_BLAS(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &found, &count));
