@@ -3,7 +3,7 @@
 # measure cuctx against Kaldi's own speed tests: Kaldi's build (../shared/kaldi-speed's
 # kaldi-speed-bin.tar.xz), the three tests built against the cuctx installed at PREFIX (`make
 # install PREFIX=...`), that libcuctx.so stripped and xz-compressed, the kernel tracer
-# (tools/kernel-trace) and the scripts card.sh and rounds.py. About 11 MB; carry DIR (an ignored
+# (tools/kernel-trace) and the scripts card.sh and rounds.py. About 9 MB; carry DIR (an ignored
 # path such as .gpu) and run DIR/card.sh there. Takes about 2 minutes on 2 cores. DIR/REVISION
 # is this checkout's HEAD when packed: install from the same tree first.
 set -euo pipefail
