@@ -647,8 +647,10 @@ DiagKind KindOf(bool m_trans, bool n_trans) {
 //   kMixed: chunk = inner rounded up to a power of two, in [32, 256] (a warp reads at least 32
 //           consecutive k of a row); width = 2048 / chunk, in [8, 64].
 // For square 1024 this gives 128 blocks of 8 outputs x 1024 k (kRows 8 rows, kCols and kMixed 8
-// columns), 64 at 512, 32 at 256, and 4 to 8 blocks for 256 x 32 or 32 x 256 (one round of loads
-// per thread). Then the split policy above decides on splitting k.
+// columns), 64 at 512 and 32 at 256. Then the split policy above decides on splitting k.
+// Since inner dimensions up to kSmallInner go to the small kernels, these rules give one shape per
+// kind (lanes 32 for kRows, width 8 for kCols, chunk 256 for kMixed); the rules are kept because
+// the kernels read the shape at run time (a template constant instead is a GPU change to measure).
 DiagPlan PlanDiag(int32_t dim, int32_t inner, DiagKind kind) {
   DiagPlan plan{};
   plan.kind = kind;
