@@ -1,17 +1,37 @@
-// tools/launch-bench/launch-paths.cu: host cost of one small kernel launch by eight paths (chevrons
+// tools/launch-bench/launch-paths.cu: host cost of one small kernel launch by eleven paths (chevrons
 // with and without cudaGetLastError, cudaLaunchKernel, cuLaunchKernel with a CUfunction, a CUkernel
-// or a packed parameter buffer, per-thread, created and legacy streams), 16 rounds of 20,000
-// launches, order rotated, medians and paired ratios to chevrons + cudaGetLastError. Behind the
-// choice of cudamatrix/cu-launch.cuh (BENCHMARKS.md, run `launch`). Build: build.sh.
+// or a packed parameter buffer (with either handle), per-thread, created and legacy streams, and the CUfunction found
+// per launch in a table keyed by the current context's id or handle, as cu-launch.cuh's
+// KernelHandle does), 16 rounds of 20,000 launches, order rotated, medians and paired ratios to
+// chevrons + cudaGetLastError. Behind the choice of cudamatrix/cu-launch.cuh (BENCHMARKS.md, runs
+// `launch` and `ctx-fn`). Build: build.sh.
 // SPDX-License-Identifier: Apache-2.0
 #include <cuda.h>
 #include <cuda_runtime.h>
 
 #include "tools/launch-bench/bench-kernel.cuh"
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <vector>
+// A four-slot table from a context key to the kernel's CUfunction there, read as cu-launch.cuh's
+// KernelHandle reads its own (acquire load of the key, then the function).
+template <typename Key>
+struct FnTable {
+  std::atomic<Key> key[4] = {};
+  std::atomic<CUfunction> fn[4] = {};
+  CUfunction Find(Key k) const {
+    for (int i = 0; i < 4; ++i) {
+      const Key have = key[i].load(std::memory_order_acquire);
+      if (have == k) return fn[i].load(std::memory_order_relaxed);
+      if (have == Key()) break;
+    }
+    return nullptr;
+  }
+};
+
 int main() {
   const int N = 20000;
   float* p;
@@ -37,6 +57,23 @@ int main() {
   void* extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &bsz,
                    CU_LAUNCH_PARAM_END};
   dim3 g(1, 1), b(16, 16);
+  // Each table holds an unrelated entry first, so a launch scans two slots.
+  FnTable<unsigned long long> by_id;
+  FnTable<CUcontext> by_ctx;
+  unsigned long long ctx_id = 0;
+  CUcontext ctx = nullptr;
+  cuCtxGetId(nullptr, &ctx_id);
+  cuCtxGetCurrent(&ctx);
+  CUfunction kf = nullptr;
+  cuKernelGetFunction(&kf, (CUkernel)kk);
+  by_id.fn[0] = nullptr;
+  by_id.key[0] = ~0ull;
+  by_id.fn[1] = kf;
+  by_id.key[1] = ctx_id;
+  by_ctx.fn[0] = nullptr;
+  by_ctx.key[0] = reinterpret_cast<CUcontext>(~uintptr_t(0));
+  by_ctx.fn[1] = kf;
+  by_ctx.key[1] = ctx;
   const char* names[] = {"chevron+gle perthread",
                          "cuLaunchKernel CUfunction perthread",
                          "cuLaunchKernel CUkernel perthread",
@@ -44,8 +81,11 @@ int main() {
                          "cuLaunchKernel CUfunction created-stream",
                          "chevron+gle created-stream",
                          "cudaLaunchKernel perthread no-gle",
-                         "cuLaunchKernel CUfunction legacy-stream"};
-  const int M = 8;
+                         "cuLaunchKernel CUfunction legacy-stream",
+                         "cuLaunchKernel table by cuCtxGetId",
+                         "cuLaunchKernel table by cuCtxGetCurrent",
+                         "cuLaunchKernel CUkernel packed-buffer"};
+  const int M = 11;
   auto one = [&](int m) -> int {
     switch (m) {
       case 0:
@@ -67,6 +107,21 @@ int main() {
         return cudaLaunchKernel((const void*)K, g, b, args, 0, cudaStreamPerThread);
       case 7:
         return cuLaunchKernel(f, 1, 1, 1, 16, 16, 1, 0, (CUstream)0, args, nullptr);
+      case 8: {
+        unsigned long long id = 0;
+        cuCtxGetId(nullptr, &id);
+        return cuLaunchKernel(by_id.Find(id), 1, 1, 1, 16, 16, 1, 0, CU_STREAM_PER_THREAD, args,
+                              nullptr);
+      }
+      case 9: {
+        CUcontext c = nullptr;
+        cuCtxGetCurrent(&c);
+        return cuLaunchKernel(by_ctx.Find(c), 1, 1, 1, 16, 16, 1, 0, CU_STREAM_PER_THREAD, args,
+                              nullptr);
+      }
+      case 10:
+        return cuLaunchKernel((CUfunction)kk, 1, 1, 1, 16, 16, 1, 0, CU_STREAM_PER_THREAD, nullptr,
+                              extra);
     }
     return 0;
   };
