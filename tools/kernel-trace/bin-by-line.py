@@ -3,7 +3,8 @@
 started between consecutive 'For OP, for dim = N ... speed was S' lines of a speed test's log
 (time-stamped by stamp-lines.py), one row per line: the window's wall time, the speed printed, the
 kernel time of the window (all kernels but cuRAND's set-up), the most launched kernel signature
-(name, grid, block: for a one-kernel op, one launch per call), its launches and median duration.
+(name, grid, block: for a one-kernel op, one launch per call), its launches, median duration and
+median gap between consecutive starts (for a one-kernel op, the time per call in this run).
 Kernels still queued when a line is printed fall into the next window; at sizes where an op takes
 most of its window they are a small part of it."""
 import sys
@@ -25,14 +26,14 @@ labels = speedlog.labels(log)
 starts = rec['s']
 with open(out, 'w') as f:
     f.write("op\tdim\twall_ns\tspeed\tkernel_ns\ttop_launches\ttop_med_ns\ttop_grid\ttop_block\t"
-            "top_name\n")
+            "top_name\ttop_gap_ns\n")
     prev = int(starts[0]) if len(starts) else 0  # the first window starts at the first kernel
     for i, (t, op, dim, speed) in enumerate(labels):
         a, b = np.searchsorted(starts, prev), np.searchsorted(starts, t)
         wall, prev = t - prev, t
         w = rec[a:b]
         if len(w) == 0:
-            f.write("%s\t%d\t%d\t%g\t0\t0\t0\t-\t-\t-\n" % (op, dim, wall, speed))
+            f.write("%s\t%d\t%d\t%g\t0\t0\t0\t-\t-\t-\t0\n" % (op, dim, wall, speed))
             continue
         key = np.stack([w['name'], w['gx'], w['gy'], w['gz'], w['bx'], w['by'], w['bz']], axis=1)
         uniq, inv, cnt = np.unique(key, axis=0, return_inverse=True, return_counts=True)
@@ -40,7 +41,8 @@ with open(out, 'w') as f:
         dur = (w['e'] - w['s']).astype(np.float64)
         top = int(np.argmax(cnt))
         u = uniq[top]
-        f.write("%s\t%d\t%d\t%g\t%.0f\t%d\t%.0f\t%d,%d,%d\t%d,%d,%d\t%s\n" % (
+        gaps = np.diff(w['s'][inv == top])
+        f.write("%s\t%d\t%d\t%g\t%.0f\t%d\t%.0f\t%d,%d,%d\t%d,%d,%d\t%s\t%.0f\n" % (
             op, dim, wall, speed, dur.sum(), cnt[top], np.median(dur[inv == top]), u[1], u[2],
-            u[3], u[4], u[5], u[6], names[u[0]][:200]))
+            u[3], u[4], u[5], u[6], names[u[0]][:200], np.median(gaps) if len(gaps) else 0))
 print(out, len(labels), "lines,", len(rec), "kernels")

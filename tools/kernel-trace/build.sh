@@ -10,6 +10,6 @@ g++ -std=c++17 -O2 -Wall -shared -fPIC -o "$out/libcupti-trace.so" "$here/cupti-
   -I"$cuda/include" -L"$cuda/lib64" -lcupti -ldl -pthread \
   -Wl,-rpath,"$cuda/lib64:$cuda/extras/CUPTI/lib64"
 cp "$here/stamp-lines.py" "$here/bin-by-line.py" "$here/compare.py" "$here/api-by-line.py" \
-  "$here/speedlog.py" \
+  "$here/speedlog.py" "$here/ceiling.py" \
   "$here/api-compare.py" "$out/"
 echo "built $out/libcupti-trace.so"

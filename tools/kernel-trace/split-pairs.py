@@ -10,25 +10,14 @@ takes them (imported from beside compare.sh: set KALDI_SPEED to its folder, defa
 ../shared/kaldi-speed)."""
 import csv
 import glob
-import importlib.util
 import math
 import os
-import re
 import sys
 
+from speedlog import compare_module
+from speedlog import pair_key as key
+
 ONE_KERNEL_SHARE = 0.8
-
-
-def compare_module():
-    folder = os.environ.get("KALDI_SPEED", "../shared/kaldi-speed")
-    spec = importlib.util.spec_from_file_location("kaldi_compare", os.path.join(folder, "compare.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def key(op, dim):
-    return re.sub(r"\s+", "", op), str(dim).replace(" ", "")
 
 
 def shares(path):
