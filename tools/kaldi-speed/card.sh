@@ -4,9 +4,12 @@
 #   card.sh "matrix" 4                 CONTROL=1 compare.sh, pinned to core 3 (about 7.5 minutes)
 #   card.sh "vector sp-matrix" 4       the same for those tests (about 2.5 minutes)
 #   card.sh trace                      kernel time per call of cu-matrix-speed-test at 512 and 1024,
-#                                      Kaldi's build then cuctx's under tools/kernel-trace (pinned)
+#                                      Kaldi's build then cuctx's under tools/kernel-trace, then
+#                                      three processes of launch-paths (all pinned; 2 minutes)
 # Writes card.txt (the card, driver and revision), then compare.txt (compare.sh's output),
-# all.txt (compare.py --all), rounds.txt (rounds.py) and logs.tgz; or trace.txt and trace.tgz.
+# all.txt (compare.py --all), rounds.txt (rounds.py) and logs.tgz; or trace.txt, trace.tgz and
+# launch.txt. With the logs of a `card.sh matrix` run on the same host, trace.tgz and launch.txt
+# give tools/kernel-trace/ceiling.py what it needs.
 set -u
 mode=${1:?usage: card.sh MODE [ROUNDS]}
 rounds=${2:-4}
@@ -27,6 +30,7 @@ if [ "$mode" = trace ]; then
   python3 kt/compare.py "$out/trace/kaldi.tsv" "$out/trace/cuctx.tsv" 512 > "$out/trace.txt" 2>&1
   tail -n 5 "$out/trace.txt"
   tar czf "$out/trace.tgz" -C "$out" trace && rm -rf "$out/trace"
+  for i in 1 2 3; do taskset -c 3 lb/launch-paths; done > "$out/launch.txt" 2>&1
   exit 0
 fi
 CONTROL=1 taskset -c 3 bash kaldi-speed/compare.sh kaldi kaldi-speed "$out/logs" "$rounds" "$mode" > "$out/compare.txt" 2>&1

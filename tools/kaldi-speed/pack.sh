@@ -3,7 +3,7 @@
 # measure cuctx against Kaldi's own speed tests: Kaldi's build (../shared/kaldi-speed's
 # kaldi-speed-bin.tar.xz), the three tests built against the cuctx installed at PREFIX (`make
 # install PREFIX=...`), that libcuctx.so stripped and xz-compressed, the kernel tracer
-# (tools/kernel-trace) and the scripts card.sh and rounds.py. About 9 MB; carry DIR (an ignored
+# (tools/kernel-trace), tools/launch-bench's programs and the scripts card.sh and rounds.py. About 9 MB; carry DIR (an ignored
 # path such as .gpu) and run DIR/card.sh there. Takes about 2 minutes on 2 cores. DIR/REVISION
 # is this checkout's HEAD when packed: install from the same tree first.
 set -euo pipefail
@@ -24,6 +24,7 @@ strip --strip-debug -o "$tmp" "$prefix/lib/libcuctx.so"
 xz -T2 -c "$tmp" > "$dir/lib/libcuctx.so.xz"
 rm -f "$tmp"
 "$root/tools/kernel-trace/build.sh" "$dir/kt" > /dev/null
+"$root/tools/launch-bench/build.sh" "$prefix" "$dir/lb" > /dev/null
 cp "$here/card.sh" "$here/rounds.py" "$dir/"
 git -C "$root" rev-parse --short HEAD > "$dir/REVISION" 2>/dev/null || echo unknown > "$dir/REVISION"
 echo "packed $(cat "$dir/REVISION") into $dir ($(du -sh "$dir" | cut -f1))"
