@@ -1,10 +1,11 @@
-// tools/launch-bench/launch-paths.cu: host cost of one small kernel launch by eleven paths (chevrons
-// with and without cudaGetLastError, cudaLaunchKernel, cuLaunchKernel with a CUfunction, a CUkernel
-// or a packed parameter buffer (with either handle), per-thread, created and legacy streams, and the CUfunction found
-// per launch in a table keyed by the current context's id or handle, as cu-launch.cuh's
-// KernelHandle does), 16 rounds of 20,000 launches, order rotated, medians and paired ratios to
-// chevrons + cudaGetLastError. Behind the choice of cudamatrix/cu-launch.cuh (BENCHMARKS.md, runs
-// `launch` and `ctx-fn`). Build: build.sh.
+// tools/launch-bench/launch-paths.cu: host cost of one small kernel launch by eleven paths
+// (chevrons with and without cudaGetLastError, cudaLaunchKernel, cuLaunchKernel with a CUfunction,
+// a CUkernel or a packed parameter buffer with either handle, per-thread, created and legacy
+// streams, and the CUfunction found per launch in a table keyed by the current context's id or
+// handle, as a per-context cache in cu-launch.cuh would find it: not built, see run `ctx-fn`),
+// 16 rounds of 20,000 launches, order rotated, medians and paired ratios to chevrons +
+// cudaGetLastError. Behind the choice of cudamatrix/cu-launch.cuh (BENCHMARKS.md, runs `launch`
+// and `ctx-fn`). Build: build.sh.
 // SPDX-License-Identifier: Apache-2.0
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -16,8 +17,8 @@
 #include <cstdio>
 #include <cstring>
 #include <vector>
-// A four-slot table from a context key to the kernel's CUfunction there, read as cu-launch.cuh's
-// KernelHandle reads its own (acquire load of the key, then the function).
+// A four-slot table from a context key to the kernel's CUfunction there, read as a lock-free cache
+// would read it (acquire load of the key, then the function).
 template <typename Key>
 struct FnTable {
   std::atomic<Key> key[4] = {};
