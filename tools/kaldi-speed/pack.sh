@@ -3,11 +3,12 @@
 # measure cuctx against Kaldi's own speed tests: Kaldi's build (../shared/kaldi-speed's
 # kaldi-speed-bin.tar.xz), the three tests built against the cuctx installed at PREFIX (`make
 # install PREFIX=...`), that libcuctx.so stripped and xz-compressed, the kernel tracer
-# (tools/kernel-trace), tools/launch-bench's programs and the scripts card.sh and rounds.py. About 9 MB; carry DIR (an ignored
-# path such as .gpu) and run DIR/card.sh there. Takes about 2 minutes on 2 cores. DIR/REVISION
-# is this checkout's HEAD when packed: install from the same tree first.
+# (tools/kernel-trace), tools/launch-bench's programs and the scripts card.sh and rounds.py.
+# About 12 MB; carry DIR (an ignored path such as .gpu) and run DIR/card.sh there. Takes 1-2
+# minutes on 2 cores. DIR/REVISION is this checkout's HEAD when packed: install from the same tree
+# first.
 set -euo pipefail
-[[ $# -eq 2 ]] || { sed -n 2,8p "$0"; exit 2; }
+[[ $# -eq 2 ]] || { sed -n 2,9p "$0"; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 shared=${KALDI_SPEED_DIR:-$root/../shared/kaldi-speed}

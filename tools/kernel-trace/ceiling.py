@@ -10,10 +10,14 @@ A pair (op, size) is "one launch per call" when on both sides its most launched 
 least 80% of the window's kernel time and both sides agree on the work per call (in the log's
 units: the median gap between that kernel's starts, the time per call in the traced run, x the
 speed printed there) within 20%. For those pairs the time per call in the compare run is that
-work / the median speed over its rounds, and cuctx's floor is one bare launch or its own kernel's
-median duration, whichever is longer: no op that launches one kernel can cost the host less. The ceiling of a pair is Kaldi's time per call / that floor (or the measured ratio where
-that is higher); every other pair stays as measured. Prints the measured geometric mean, the
-ceiling, and the one-launch pairs' cost against the floor."""
+work / the median speed over its rounds, and the floor is one bare launch or cuctx's kernel's
+median duration, whichever is longer: no op that launches one kernel can cost the host less. Such
+a pair is "launch-bound" when both sides take at most twice the floor per call (the others also
+wait for the GPU, as a reduction read back to the host does, or do host work of their own, as
+cuBLAS does). The ceiling of a launch-bound pair is Kaldi's time per call / the floor (or the
+measured ratio where that is higher): what cuctx would read if its op cost exactly the floor.
+Every other pair stays as measured. Prints the measured geometric mean, the ceiling, and both
+sides' time per call against the floor on the launch-bound pairs."""
 import csv
 import math
 import os
@@ -73,10 +77,11 @@ def main():
     trace, logdir = sys.argv[1], sys.argv[2]
     floor_ns = launch_us(sys.argv[3]) * 1000
     cmp = compare_module()
-    logs = lambda side: sorted(
-        os.path.join(logdir, f) for f in os.listdir(logdir) if re.match(r"%s-matrix-\d+\.log$" % side, f))
+    logs = lambda side: sorted(os.path.join(logdir, f) for f in os.listdir(logdir)
+                               if re.match(r"%s-matrix-\d+\.log$" % side, f))
     k, c = cmp.medians(logs("kaldi")), cmp.medians(logs("cuctx"))
-    kt, ct = one_launch_rows(os.path.join(trace, "kaldi.tsv")), one_launch_rows(os.path.join(trace, "cuctx.tsv"))
+    kt = one_launch_rows(os.path.join(trace, "kaldi.tsv"))
+    ct = one_launch_rows(os.path.join(trace, "cuctx.tsv"))
     measured, ceiling, bound, bound_ceiling, cost, kaldi_cost, rest = [], [], [], [], [], [], []
     for pair, ks in k.items():
         cs = c.get(pair)
@@ -100,13 +105,15 @@ def main():
         rest.append(ratio)
     if not measured:
         sys.exit("ceiling.py: no common pairs in %s" % logdir)
-    print("matrix: launch floor %.3f us; %d pairs, measured geometric mean cuctx/Kaldi %.3f, ceiling %.3f"
-          % (floor_ns / 1000, len(measured), gmean(measured), gmean(ceiling)))
+    print("matrix: launch floor %.3f us; %d pairs, measured geometric mean cuctx/Kaldi %.3f, "
+          "ceiling %.3f" % (floor_ns / 1000, len(measured), gmean(measured), gmean(ceiling)))
     if bound:
-        print("  launch-bound: %d pairs, measured %.3f, ceiling %.3f" % (len(bound), gmean(bound), gmean(bound_ceiling)))
+        print("  launch-bound: %d pairs, measured %.3f, ceiling %.3f"
+              % (len(bound), gmean(bound), gmean(bound_ceiling)))
         for side, values in (("cuctx", cost), ("Kaldi", kaldi_cost)):
             q = statistics.quantiles(values, n=4) if len(values) > 1 else values * 3
-            print("    %s's time per call / the floor: median %.3f (q1 %.3f, q3 %.3f)" % (side, q[1], q[0], q[2]))
+            print("    %s's time per call / the floor: median %.3f (q1 %.3f, q3 %.3f)"
+                  % (side, q[1], q[0], q[2]))
     print("  other pairs (as measured): %d, %.3f" % (len(rest), gmean(rest)))
 
 
