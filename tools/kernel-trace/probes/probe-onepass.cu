@@ -15,22 +15,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <cuda_runtime.h>
 
+#include "probe-check.cuh"
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <vector>
-
-#define PROBE_CHECK(call)                                                                      \
-  do {                                                                                         \
-    cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_), __FILE__, \
-                   __LINE__);                                                                  \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
 
 struct Dim {
   int rows, cols, stride;
